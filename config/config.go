@@ -1,0 +1,94 @@
+// Package config reads buddi's settings from the environment. The zero value of each field
+// means "use the default"; every field names its default and its environment variable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DefaultWebPort is the dashboard's port when BUDDI_WEB_PORT is unset.
+const DefaultWebPort = 4317
+
+// Config is everything buddi reads from its environment at start.
+type Config struct {
+	// Home is the data directory. Default ~/.buddi; environment BUDDI_HOME.
+	Home string
+	// DatabaseURL points at a Postgres server the owner runs. When empty buddi runs its own
+	// cluster inside Home. Environment DATABASE_URL.
+	DatabaseURL string
+	// WebHost is the address the dashboard binds. Default 127.0.0.1; environment BUDDI_WEB_HOST.
+	WebHost string
+	// WebPort is the dashboard's port. Default 4317; environment BUDDI_WEB_PORT.
+	WebPort int
+	// PGBinDir, when set, is the only directory searched for initdb and postgres.
+	// Default: /usr/lib/postgresql/<newest>/bin, then PATH. Environment BUDDI_PG_BINDIR.
+	PGBinDir string
+}
+
+// FromEnv builds a Config from the process environment and fills in defaults.
+func FromEnv() (Config, error) {
+	return FromLookup(os.LookupEnv)
+}
+
+// FromLookup builds a Config from a lookup function shaped like os.LookupEnv.
+func FromLookup(lookup func(string) (string, bool)) (Config, error) {
+	get := func(k string) string {
+		v, _ := lookup(k)
+		return strings.TrimSpace(v)
+	}
+	c := Config{
+		Home:        get("BUDDI_HOME"),
+		DatabaseURL: get("DATABASE_URL"),
+		WebHost:     get("BUDDI_WEB_HOST"),
+		PGBinDir:    get("BUDDI_PG_BINDIR"),
+	}
+	if p := get("BUDDI_WEB_PORT"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return Config{}, fmt.Errorf("BUDDI_WEB_PORT=%q is not a port: give a number from 1 to 65535", p)
+		}
+		c.WebPort = n
+	}
+	if err := c.fill(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func (c *Config) fill() error {
+	if c.Home == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return errors.New("cannot find your home directory: set BUDDI_HOME to the directory buddi should keep its data in")
+		}
+		c.Home = filepath.Join(home, ".buddi")
+	}
+	abs, err := filepath.Abs(c.Home)
+	if err != nil {
+		return fmt.Errorf("resolve BUDDI_HOME %q: %w", c.Home, err)
+	}
+	c.Home = abs
+	if c.WebHost == "" {
+		c.WebHost = "127.0.0.1"
+	}
+	if c.WebPort == 0 {
+		c.WebPort = DefaultWebPort
+	}
+	return nil
+}
+
+// Embedded reports whether buddi runs its own Postgres (no DATABASE_URL given).
+func (c Config) Embedded() bool { return c.DatabaseURL == "" }
+
+// WebAddr is the dashboard's listen address, host:port.
+func (c Config) WebAddr() string {
+	return fmt.Sprintf("%s:%d", c.WebHost, c.WebPort)
+}
+
+// ClusterDir is where the embedded Postgres cluster lives: <home>/pg.
+func (c Config) ClusterDir() string { return filepath.Join(c.Home, "pg") }

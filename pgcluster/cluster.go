@@ -1,0 +1,398 @@
+package pgcluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Superuser is the role initdb creates and buddi connects as.
+const Superuser = "buddi"
+
+// port is the number in the socket's file name; nothing listens on TCP.
+const port = 5432
+
+// maxSocketPath is the longest unix socket path Linux accepts (sun_path less its NUL).
+const maxSocketPath = 107
+
+// Options describe one cluster. The zero value of each field but Dir works.
+type Options struct {
+	// Dir holds the cluster: Dir/data (PGDATA), Dir/run (the socket) and Dir/postgres.log.
+	Dir string
+	// BinDir holds initdb and postgres. Empty means FindBinaries("").
+	BinDir string
+	// Log receives what the cluster does. Default: discard.
+	Log *slog.Logger
+	// Fast trades durability for speed (no fsync): for test clusters only.
+	Fast bool
+	// DieWithParent has the kernel stop postgres when the starting thread's process dies,
+	// so a crashed test binary leaves no server behind. Not for buddi serve, whose server is
+	// recovered on the next start instead.
+	DieWithParent bool
+}
+
+// Cluster is one embedded PostgreSQL cluster. Start and Stop are safe to call from one
+// goroutine at a time; Done and Pid from any.
+type Cluster struct {
+	opts  Options
+	log   *slog.Logger
+	runAs *account
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// account is the unprivileged user postgres runs as when buddi is root.
+type account struct {
+	name     string
+	uid, gid uint32
+}
+
+// New returns a cluster for opts; nothing runs until Start.
+func New(opts Options) *Cluster {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Cluster{opts: opts, log: log.With("service", "pgcluster")}
+}
+
+// DataDir is PGDATA.
+func (c *Cluster) DataDir() string { return filepath.Join(c.opts.Dir, "data") }
+
+// SocketDir is the directory that holds the server's unix socket.
+func (c *Cluster) SocketDir() string { return filepath.Join(c.opts.Dir, "run") }
+
+// LogFile is where the server's own output goes.
+func (c *Cluster) LogFile() string { return filepath.Join(c.opts.Dir, "postgres.log") }
+
+// DSN is a connection string for database on this cluster's socket.
+func (c *Cluster) DSN(database string) string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.SocketDir(), port, Superuser, database)
+}
+
+// Initialized reports whether initdb has already run.
+func (c *Cluster) Initialized() bool {
+	_, err := os.Stat(filepath.Join(c.DataDir(), "PG_VERSION"))
+	return err == nil
+}
+
+// Done is closed when the server this Cluster started has exited; nil before Start.
+func (c *Cluster) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// Pid is the server's process id, or 0 when this Cluster runs none.
+func (c *Cluster) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil || c.cmd.Process == nil || c.exitedLocked() {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+func (c *Cluster) exitedLocked() bool {
+	if c.done == nil {
+		return true
+	}
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Start brings the server up and returns once it accepts connections: it runs initdb on first
+// use, stops a server left running by a killed buddi, clears a stale pid file, and starts
+// postgres. Calling Start while this Cluster's server runs does nothing.
+func (c *Cluster) Start(ctx context.Context) error {
+	c.mu.Lock()
+	running := !c.exitedLocked()
+	c.mu.Unlock()
+	if running {
+		return nil
+	}
+	if err := c.prepare(); err != nil {
+		return err
+	}
+	if !c.Initialized() {
+		if err := c.initdb(ctx); err != nil {
+			return err
+		}
+	}
+	if err := c.recover(ctx); err != nil {
+		return err
+	}
+	return c.spawn(ctx)
+}
+
+// prepare makes the cluster's directories and, when buddi is root, hands them to the
+// unprivileged account.
+func (c *Cluster) prepare() error {
+	if c.opts.Dir == "" {
+		return errors.New("pgcluster: no directory given")
+	}
+	if c.opts.BinDir == "" {
+		bin, err := FindBinaries("")
+		if err != nil {
+			return err
+		}
+		c.opts.BinDir = bin
+	}
+	if sock := filepath.Join(c.SocketDir(), fmt.Sprintf(".s.PGSQL.%d", port)); len(sock) > maxSocketPath {
+		return fmt.Errorf("the database socket path %s is longer than %d bytes: set BUDDI_HOME to a shorter path", sock, maxSocketPath)
+	}
+	if os.Geteuid() == 0 && c.runAs == nil {
+		acct, err := unprivilegedAccount()
+		if err != nil {
+			return err
+		}
+		c.runAs = acct
+	}
+	for _, d := range []string{c.opts.Dir, c.SocketDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("create database directory %s: %w", d, err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("set mode of database directory %s: %w", d, err)
+		}
+		if c.runAs != nil {
+			if err := os.Chown(d, int(c.runAs.uid), int(c.runAs.gid)); err != nil {
+				return fmt.Errorf("give database directory %s to the %s account: %w", d, c.runAs.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func unprivilegedAccount() (*account, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, errors.New("buddi runs as root, and PostgreSQL refuses to: create an unprivileged 'postgres' account (installing the postgresql package does) or set DATABASE_URL")
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil || uid == 0 {
+		return nil, fmt.Errorf("the postgres account (uid %s) cannot be used to run the database: set DATABASE_URL", u.Uid)
+	}
+	return &account{name: u.Username, uid: uint32(uid), gid: uint32(gid)}, nil
+}
+
+// command builds an exec.Cmd for a server binary with a clean environment, in its own process
+// group (a Ctrl-C at the terminal reaches buddi, which then stops the server in order), and,
+// under root, as the unprivileged account.
+func (c *Cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.opts.BinDir, name), args...)
+	cmd.Env = []string{"PATH=" + c.opts.BinDir + ":/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
+	// "/" because the caller's directory may be one the unprivileged account cannot enter.
+	cmd.Dir = "/"
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if c.runAs != nil {
+		attr.Credential = &syscall.Credential{Uid: c.runAs.uid, Gid: c.runAs.gid}
+		// The data directory may sit under a home only root can enter (/root/.buddi):
+		// CAP_DAC_READ_SEARCH lets the server walk the path down to the directory it owns.
+		attr.AmbientCaps = []uintptr{capDacReadSearch}
+	}
+	if c.opts.DieWithParent {
+		attr.Pdeathsig = syscall.SIGQUIT
+	}
+	cmd.SysProcAttr = attr
+	return cmd
+}
+
+// capDacReadSearch is CAP_DAC_READ_SEARCH from linux/capability.h.
+const capDacReadSearch = 2
+
+func (c *Cluster) initdb(ctx context.Context) error {
+	c.log.Info("initialising database cluster", "dir", c.DataDir())
+	args := []string{"-D", c.DataDir(), "-U", Superuser, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-instructions"}
+	if c.opts.Fast {
+		args = append(args, "--no-sync")
+	}
+	cmd := c.command("initdb", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := runCtx(ctx, cmd); err != nil {
+		// A half-made cluster would fail every later start: remove it so the next try is clean.
+		_ = os.RemoveAll(c.DataDir())
+		return fmt.Errorf("initdb %s: %w: %s", c.DataDir(), err, lastLines(out.String(), 5))
+	}
+	return nil
+}
+
+func runCtx(ctx context.Context, cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		return err
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-waited
+		return ctx.Err()
+	}
+}
+
+// recover handles what a killed buddi leaves: a postgres of this cluster still running (it is
+// stopped, to be started again as this process's child) or a pid file naming a dead process.
+func (c *Cluster) recover(ctx context.Context) error {
+	pidFile := filepath.Join(c.DataDir(), "postmaster.pid")
+	pid, ok := readPid(pidFile)
+	if !ok {
+		return nil
+	}
+	if isServerOf(pid, c.DataDir()) {
+		c.log.Warn("a postgres from an earlier run is still serving this cluster; restarting it", "pid", pid)
+		return stopPid(ctx, pid)
+	}
+	c.log.Info("removing stale postgres pid file", "pid", pid)
+	if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove stale pid file %s: %w", pidFile, err)
+	}
+	return nil
+}
+
+func (c *Cluster) spawn(ctx context.Context) error {
+	logf, err := os.OpenFile(c.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open database log %s: %w", c.LogFile(), err)
+	}
+	args := []string{"-D", c.DataDir(), "-k", c.SocketDir(), "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=", "-c", "unix_socket_permissions=0700", "-c", "logging_collector=off"}
+	if c.opts.Fast {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := c.command("postgres", args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start postgres from %s: %w", c.opts.BinDir, err)
+	}
+	done := make(chan struct{})
+	c.mu.Lock()
+	c.cmd, c.done, c.err = cmd, done, nil
+	c.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(done)
+	}()
+	c.log.Info("postgres started", "pid", cmd.Process.Pid, "socket", c.SocketDir())
+	if err := c.awaitReady(ctx, done); err != nil {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Stop(stopCtx)
+		return err
+	}
+	return nil
+}
+
+// awaitReady polls with a real connection until the server answers, the process exits, or
+// ctx ends.
+func (c *Cluster) awaitReady(ctx context.Context, done <-chan struct{}) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		attempt, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := pgconn.Connect(attempt, c.DSN("postgres"))
+		cancel()
+		if err == nil {
+			_ = conn.Close(ctx)
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("postgres exited while starting: %s (see %s)", c.logTail(), c.LogFile())
+		case <-ctx.Done():
+			return fmt.Errorf("postgres did not accept connections in time: %w (see %s)", ctx.Err(), c.LogFile())
+		case <-tick.C:
+		}
+	}
+}
+
+func (c *Cluster) logTail() string {
+	b, err := os.ReadFile(c.LogFile())
+	if err != nil {
+		return "no log"
+	}
+	return lastLines(string(b), 3)
+}
+
+// Stop shuts the server down: a fast shutdown first, then an immediate one, then a kill, each
+// step when the one before has not finished by ctx's deadline (or 10 s without one).
+func (c *Cluster) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	cmd, done := c.cmd, c.done
+	c.mu.Unlock()
+	if cmd == nil || done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	pid := cmd.Process.Pid
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	_ = syscall.Kill(pid, syscall.SIGINT)
+	select {
+	case <-done:
+		c.log.Info("postgres stopped", "pid", pid)
+		return nil
+	case <-ctx.Done():
+	}
+	c.log.Warn("postgres did not stop in time; stopping it immediately", "pid", pid)
+	_ = syscall.Kill(pid, syscall.SIGQUIT)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(5 * time.Second):
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-done
+	return fmt.Errorf("postgres (pid %d) had to be killed", pid)
+}
+
+// ExitErr is how the server exited, once Done is closed.
+func (c *Cluster) ExitErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}
