@@ -1,0 +1,92 @@
+// Package eventlog is core's append-only record of committed facts (core.events). An append
+// joins the caller's transaction, so a fact and the change it reports commit together; the
+// database itself refuses UPDATE, DELETE and TRUNCATE on the table.
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Querier is what Append and List need: a pgx.Tx, *pgx.Conn or *pgxpool.Pool.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Event is one row of core.events.
+type Event struct {
+	ID             int64           `json:"id"`
+	Kind           string          `json:"kind"`
+	ConversationID string          `json:"conversation_id,omitempty"`
+	Payload        json.RawMessage `json:"payload"`
+	CreatedAt      time.Time       `json:"created_at"`
+}
+
+// Append records one fact in q's transaction. payload is marshalled to a JSON object; nil
+// gives {}. conversationID is a UUID or empty.
+func Append(ctx context.Context, q Querier, kind, conversationID string, payload any) (Event, error) {
+	raw := []byte("{}")
+	if payload != nil {
+		var err error
+		if raw, err = json.Marshal(payload); err != nil {
+			return Event{}, fmt.Errorf("append event %s: marshal payload: %w", kind, err)
+		}
+	}
+	ev := Event{Kind: kind, ConversationID: conversationID}
+	var conv *string
+	err := q.QueryRow(ctx, `
+		INSERT INTO core.events (kind, conversation_id, payload)
+		VALUES ($1, NULLIF($2, '')::uuid, $3::jsonb)
+		RETURNING id, conversation_id::text, payload, created_at`,
+		kind, conversationID, string(raw)).Scan(&ev.ID, &conv, &ev.Payload, &ev.CreatedAt)
+	if err != nil {
+		return Event{}, fmt.Errorf("append event %s: %w", kind, err)
+	}
+	if conv != nil {
+		ev.ConversationID = *conv
+	}
+	return ev, nil
+}
+
+// Filter selects events for List. The zero value lists the first 100 events.
+type Filter struct {
+	AfterID int64  // only events with a larger id
+	Kind    string // exact kind, or a prefix ending in "." ("supervisor.")
+	Limit   int    // default 100, at most 1000
+}
+
+// List returns events in append order.
+func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 100
+	}
+	kindExact, kindPrefix := f.Kind, ""
+	if len(f.Kind) > 0 && f.Kind[len(f.Kind)-1] == '.' {
+		kindExact, kindPrefix = "", f.Kind
+	}
+	rows, err := q.Query(ctx, `
+		SELECT id, kind, COALESCE(conversation_id::text, ''), payload, created_at
+		FROM core.events
+		WHERE id > $1
+		  AND ($2 = '' OR kind = $2)
+		  AND ($3 = '' OR starts_with(kind, $3))
+		ORDER BY id
+		LIMIT $4`, f.AfterID, kindExact, kindPrefix, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.ID, &e.Kind, &e.ConversationID, &e.Payload, &e.CreatedAt)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return out, nil
+}

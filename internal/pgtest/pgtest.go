@@ -1,0 +1,161 @@
+// Package pgtest is for tests only: it gives each test its own migrated Postgres database.
+//
+// The first test that asks starts one throwaway cluster for the test binary (or uses the
+// server at TEST_DATABASE_URL), migrates a template database once, and clones it for every
+// test, so tests run in parallel against real Postgres. Call Main from TestMain: it stops the
+// cluster and removes its directory when the tests end, leaving nothing behind.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	neturl "net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/db"
+	"buddi/migrations"
+	"buddi/pgcluster"
+)
+
+var (
+	setupOnce sync.Once
+	setupErr  error
+	server    serverInfo
+	cloneMu   sync.Mutex // CREATE DATABASE … TEMPLATE refuses a template another clone is reading
+	counter   atomic.Int64
+)
+
+type serverInfo struct {
+	adminDSN string // a maintenance connection to the server
+	dsnFor   func(database string) string
+	template string
+	cluster  *pgcluster.Cluster
+	dir      string
+}
+
+// Main runs the package's tests and then tears the shared server down. Use it as
+// `func TestMain(m *testing.M) { pgtest.Main(m) }`.
+func Main(m *testing.M) {
+	code := m.Run()
+	teardown()
+	os.Exit(code)
+}
+
+// DSN returns a connection string for a fresh database of the test's own, migrated to the
+// current schema and dropped when the test ends.
+func DSN(t testing.TB) string {
+	t.Helper()
+	setupOnce.Do(func() { setupErr = setup() })
+	if setupErr != nil {
+		t.Fatalf("pgtest: %v", setupErr)
+	}
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := adminExec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, server.template), true); err != nil {
+		t.Fatalf("pgtest: clone template: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := adminExec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)", false); err != nil {
+			t.Errorf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return server.dsnFor(name)
+}
+
+// Pool returns a pool on a fresh database of the test's own (see DSN), closed when it ends.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	dsn := DSN(t)
+	pool, err := db.Open(context.Background(), dsn, db.Options{Name: "pgtest", MaxConns: 8})
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func adminExec(ctx context.Context, sql string, clone bool) error {
+	if clone {
+		cloneMu.Lock()
+		defer cloneMu.Unlock()
+	}
+	conn, err := pgx.Connect(ctx, server.adminDSN)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func setup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if url := os.Getenv("TEST_DATABASE_URL"); url != "" {
+		if _, err := pgx.ParseConfig(url); err != nil {
+			return fmt.Errorf("TEST_DATABASE_URL %s: %w", db.Mask(url), err)
+		}
+		server.adminDSN = url
+		server.dsnFor = func(database string) string { return withDatabase(url, database) }
+	} else {
+		dir, err := os.MkdirTemp("", "buddi-pgtest-")
+		if err != nil {
+			return err
+		}
+		server.dir = dir
+		c := pgcluster.New(pgcluster.Options{Dir: dir + "/pg", Fast: true, DieWithParent: true})
+		if err := c.Start(ctx); err != nil {
+			return fmt.Errorf("start test cluster: %w", err)
+		}
+		server.cluster = c
+		server.adminDSN = c.DSN("postgres")
+		server.dsnFor = c.DSN
+	}
+	server.template = fmt.Sprintf("template_buddi_%d", os.Getpid())
+	if err := adminExec(ctx, "CREATE DATABASE "+server.template, false); err != nil {
+		return fmt.Errorf("create template: %w", err)
+	}
+	pool, err := db.Open(ctx, server.dsnFor(server.template), db.Options{Name: "pgtest"})
+	if err != nil {
+		return err
+	}
+	_, err = migrations.Up(ctx, pool, nil)
+	pool.Close()
+	if err != nil {
+		return fmt.Errorf("migrate template: %w", err)
+	}
+	return nil
+}
+
+// withDatabase swaps the database in a URL or key=value connection string.
+func withDatabase(dsn, database string) string {
+	if u, err := neturl.Parse(dsn); err == nil && u.Scheme != "" {
+		u.Path = "/" + database
+		return u.String()
+	}
+	return dsn + " dbname=" + database
+}
+
+func teardown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if server.template != "" && server.cluster == nil {
+		_ = adminExec(ctx, "DROP DATABASE IF EXISTS "+server.template+" WITH (FORCE)", false)
+	}
+	if server.cluster != nil {
+		_ = server.cluster.Stop(ctx)
+	}
+	if server.dir != "" {
+		_ = os.RemoveAll(server.dir)
+	}
+}

@@ -1,0 +1,230 @@
+// Package migrations applies buddi's database schemas: core's own SQL files (embedded here)
+// through goose, one version table per schema, and River's tables through rivermigrate, in
+// the schema "river". Applying is idempotent and serialised across processes by an advisory
+// lock, so two starts at once do not race.
+package migrations
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+//go:embed core/*.sql
+var coreFiles embed.FS
+
+// RiverSchema is the schema that holds River's tables.
+const RiverSchema = "river"
+
+// versionTable is goose's bookkeeping table, created inside each migrated schema.
+const versionTable = "schema_version"
+
+// lockKey is the advisory lock that serialises migrations ("buddi mig" as bytes).
+const lockKey int64 = 0x6275646469_6d6967
+
+// Set is one schema's migrations: SQL files in goose's format at the root of FS.
+type Set struct {
+	Schema string
+	FS     fs.FS
+}
+
+// Core is core's own schema.
+func Core() Set {
+	sub, err := fs.Sub(coreFiles, "core")
+	if err != nil {
+		panic(err) // the embed pattern above guarantees the directory
+	}
+	return Set{Schema: "core", FS: sub}
+}
+
+// Status says where one schema stands.
+type Status struct {
+	Schema  string `json:"schema"`
+	Current int64  `json:"current"`
+	Target  int64  `json:"target"`
+}
+
+// Pending reports whether migrations wait to be applied.
+func (s Status) Pending() bool { return s.Current < s.Target }
+
+// Applied is what one Up did.
+type Applied struct {
+	Schema   string  `json:"schema"`
+	Versions []int64 `json:"versions"`
+}
+
+// Up applies core, the given plugin sets, and River's migrations, each only as far as needed.
+func Up(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, extra ...Set) ([]Applied, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: acquire connection: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
+		return nil, fmt.Errorf("migrate: take lock: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey) }()
+
+	var out []Applied
+	for _, set := range append([]Set{Core()}, extra...) {
+		versions, err := upSet(ctx, pool, set, log)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Applied{Schema: set.Schema, Versions: versions})
+	}
+	versions, err := upRiver(ctx, pool, log)
+	if err != nil {
+		return out, err
+	}
+	return append(out, Applied{Schema: RiverSchema, Versions: versions}), nil
+}
+
+func upSet(ctx context.Context, pool *pgxpool.Pool, set Set, log *slog.Logger) ([]int64, error) {
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{set.Schema}.Sanitize()); err != nil {
+		return nil, fmt.Errorf("migrate %s: create schema: %w", set.Schema, err)
+	}
+	p, closeDB, err := provider(pool, set, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", set.Schema, err)
+	}
+	var versions []int64
+	for _, r := range results {
+		versions = append(versions, r.Source.Version)
+	}
+	return versions, nil
+}
+
+func provider(pool *pgxpool.Pool, set Set, log *slog.Logger) (*goose.Provider, func(), error) {
+	db := stdlib.OpenDBFromPool(pool)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, set.FS,
+		goose.WithTableName(set.Schema+"."+versionTable),
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithSlog(log.With("service", "migrations", "schema", set.Schema)),
+	)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("migrate %s: read migrations: %w", set.Schema, err)
+	}
+	return p, func() { db.Close() }, nil
+}
+
+func riverMigrator(pool *pgxpool.Pool, log *slog.Logger) (*rivermigrate.Migrator[pgx.Tx], error) {
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{
+		Schema: RiverSchema,
+		Logger: log.With("service", "migrations", "schema", RiverSchema),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate river: %w", err)
+	}
+	return m, nil
+}
+
+func upRiver(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]int64, error) {
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+RiverSchema); err != nil {
+		return nil, fmt.Errorf("migrate river: create schema: %w", err)
+	}
+	m, err := riverMigrator(pool, log)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("migrate river: %w", err)
+	}
+	var versions []int64
+	for _, v := range res.Versions {
+		versions = append(versions, int64(v.Version))
+	}
+	return versions, nil
+}
+
+// Check reports each schema's applied and target versions without changing anything.
+func Check(ctx context.Context, pool *pgxpool.Pool, extra ...Set) ([]Status, error) {
+	var out []Status
+	for _, set := range append([]Set{Core()}, extra...) {
+		st, err := checkSet(ctx, pool, set)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	st, err := checkRiver(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, st), nil
+}
+
+func tableExists(ctx context.Context, pool *pgxpool.Pool, name string) (bool, error) {
+	var exists bool
+	err := pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", name).Scan(&exists)
+	return exists, err
+}
+
+func checkSet(ctx context.Context, pool *pgxpool.Pool, set Set) (Status, error) {
+	st := Status{Schema: set.Schema}
+	p, closeDB, err := provider(pool, set, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return st, err
+	}
+	defer closeDB()
+	for _, src := range p.ListSources() {
+		st.Target = max(st.Target, src.Version)
+	}
+	exists, err := tableExists(ctx, pool, set.Schema+"."+versionTable)
+	if err != nil {
+		return st, fmt.Errorf("status %s: %w", set.Schema, err)
+	}
+	if !exists {
+		return st, nil
+	}
+	st.Current, err = p.GetDBVersion(ctx)
+	if err != nil {
+		return st, fmt.Errorf("status %s: %w", set.Schema, err)
+	}
+	return st, nil
+}
+
+func checkRiver(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
+	st := Status{Schema: RiverSchema}
+	m, err := riverMigrator(pool, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return st, err
+	}
+	for _, v := range m.AllVersions() {
+		st.Target = max(st.Target, int64(v.Version))
+	}
+	exists, err := tableExists(ctx, pool, RiverSchema+".river_migration")
+	if err != nil {
+		return st, fmt.Errorf("status river: %w", err)
+	}
+	if !exists {
+		return st, nil
+	}
+	applied, err := m.ExistingVersions(ctx)
+	if err != nil {
+		return st, fmt.Errorf("status river: %w", err)
+	}
+	for _, v := range applied {
+		st.Current = max(st.Current, int64(v.Version))
+	}
+	return st, nil
+}
