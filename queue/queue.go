@@ -1,0 +1,101 @@
+// Package queue is buddi's durable record of work: a River client on Postgres (schema
+// "river") with its own connection pool, its workers, and a read of its state for
+// /api/health and buddi doctor.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"buddi/migrations"
+)
+
+// Options configure the client. The zero value of each field works.
+type Options struct {
+	// Log receives River's lines, tagged service=queue.
+	Log *slog.Logger
+	// MaxWorkers bounds concurrent jobs on the default queue. Default 10.
+	MaxWorkers int
+	// Register adds the workers of other packages; the probe worker is always present.
+	Register func(*river.Workers) error
+}
+
+// Queue owns the River client.
+type Queue struct {
+	client *river.Client[pgx.Tx]
+	log    *slog.Logger
+}
+
+// New builds the client on pool, which should be River's own (leader election times out on a
+// pool shared with busy application code). Nothing runs until Start.
+func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("service", "queue")
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &probeWorker{pool: pool}); err != nil {
+		return nil, fmt.Errorf("queue: add probe worker: %w", err)
+	}
+	if opts.Register != nil {
+		if err := opts.Register(workers); err != nil {
+			return nil, fmt.Errorf("queue: add workers: %w", err)
+		}
+	}
+	if opts.MaxWorkers == 0 {
+		opts.MaxWorkers = 10
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Schema:  migrations.RiverSchema,
+		Logger:  log,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}},
+		Workers: workers,
+		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
+		// Timeout shorter than this.
+		RescueStuckJobsAfter: 15 * time.Minute,
+		JobTimeout:           5 * time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: new client: %w", err)
+	}
+	return &Queue{client: client, log: log}, nil
+}
+
+// Client is the River client, for inserting jobs.
+func (q *Queue) Client() *river.Client[pgx.Tx] { return q.client }
+
+// Start begins fetching and working jobs.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.client.Start(ctx); err != nil {
+		return fmt.Errorf("queue: start: %w", err)
+	}
+	return nil
+}
+
+// Stop stops taking new jobs and lets running ones finish until ctx ends; then it cancels
+// what still runs and waits up to grace for the workers to return.
+func (q *Queue) Stop(ctx context.Context, grace time.Duration) error {
+	err := q.client.Stop(ctx)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("queue: stop: %w", err)
+	}
+	q.log.Warn("jobs still running at the stop deadline; cancelling them")
+	cctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := q.client.StopAndCancel(cctx); err != nil {
+		return fmt.Errorf("queue: stop and cancel: %w", err)
+	}
+	return nil
+}
