@@ -52,7 +52,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*pgxpool.Pool, error) 
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
 		pool.Close()
-		return nil, &UnreachableError{Target: Describe(dsn), Err: err}
+		return nil, &UnreachableError{Target: Mask(dsn), Err: err}
 	}
 	return pool, nil
 }

@@ -58,9 +58,10 @@ type Filter struct {
 	AfterID int64  // only events with a larger id
 	Kind    string // exact kind, or a prefix ending in "." ("supervisor.")
 	Limit   int    // default 100, at most 1000
+	Newest  bool   // the latest events, newest first, instead of append order
 }
 
-// List returns events in append order.
+// List returns events in append order, or newest first when f.Newest.
 func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
@@ -69,13 +70,17 @@ func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
 	if len(f.Kind) > 0 && f.Kind[len(f.Kind)-1] == '.' {
 		kindExact, kindPrefix = "", f.Kind
 	}
+	order := "id"
+	if f.Newest {
+		order = "id DESC"
+	}
 	rows, err := q.Query(ctx, `
 		SELECT id, kind, COALESCE(conversation_id::text, ''), payload, created_at
 		FROM core.events
 		WHERE id > $1
 		  AND ($2 = '' OR kind = $2)
 		  AND ($3 = '' OR starts_with(kind, $3))
-		ORDER BY id
+		ORDER BY `+order+`
 		LIMIT $4`, f.AfterID, kindExact, kindPrefix, f.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)

@@ -122,6 +122,7 @@ func TestListOrderAndFilters(t *testing.T) {
 		{"exact", eventlog.Filter{Kind: "b.two"}, []string{"b.two"}},
 		{"after", eventlog.Filter{AfterID: ids[0]}, []string{"b.two", "a.three"}},
 		{"limit", eventlog.Filter{Limit: 1}, []string{"a.one"}},
+		{"newest", eventlog.Filter{Newest: true, Limit: 2}, []string{"a.three", "b.two"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

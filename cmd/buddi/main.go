@@ -1,0 +1,132 @@
+// Command buddi is the owner's command line: it serves buddi and inspects it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"buddi/config"
+	"buddi/dbsource"
+	"buddi/doctor"
+	"buddi/pgcluster"
+	"buddi/version"
+)
+
+// cli is the whole command line.
+type cli struct {
+	LogLevel string `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Least severe log lines to print (${enum})."`
+
+	Serve   serveCmd   `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
+	DB      dbCmd      `cmd:"" name:"db" help:"Inspect and migrate the database."`
+	Doctor  doctorCmd  `cmd:"" help:"Check the installation and say what to do about each problem."`
+	Bench   benchCmd   `cmd:"" help:"Measure buddi's start-up and idle memory."`
+	Version versionCmd `cmd:"" help:"Print the version."`
+}
+
+// runEnv is what every command's Run receives.
+type runEnv struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	log    *slog.Logger
+}
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var c cli
+	exit := -1
+	parser, err := kong.New(&c,
+		kong.Name("buddi"),
+		kong.Description("buddi "+version.Version+": a personal agent platform that runs on your own machine."),
+		kong.UsageOnError(),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exit = code }),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "buddi:", err)
+		return doctor.ExitUsage
+	}
+	kctx, err := parser.Parse(args)
+	if exit >= 0 { // --help and friends
+		return exit
+	}
+	if err != nil {
+		parser.Errorf("%s", err)
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			_ = pe.Context.PrintUsage(true)
+		}
+		return doctor.ExitUsage
+	}
+	env := &runEnv{stdout: stdout, stderr: stderr, log: newLogger(stderr, c.LogLevel)}
+	ctx, stop := signalContext()
+	defer stop()
+	env.ctx = ctx
+	if err := kctx.Run(env); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			if ee.err != nil {
+				fmt.Fprintln(stderr, "buddi:", ee.err)
+			}
+			return ee.code
+		}
+		fmt.Fprintln(stderr, "buddi:", err)
+		return exitCodeOf(err)
+	}
+	return doctor.ExitOK
+}
+
+// exitCodeOf maps an error to the CLI's exit codes: 3 when something must be done first,
+// 1 otherwise.
+func exitCodeOf(err error) int {
+	switch {
+	case errors.Is(err, dbsource.ErrNotInitialised), errors.Is(err, pgcluster.ErrNoBinaries):
+		return doctor.ExitDoFirst
+	default:
+		return doctor.ExitProblem
+	}
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func loadConfig() (config.Config, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return cfg, &exitError{code: doctor.ExitUsage, err: err}
+	}
+	return cfg, nil
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run(env *runEnv) error {
+	fmt.Fprintln(env.stdout, "buddi", version.Version)
+	return nil
+}

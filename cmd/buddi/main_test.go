@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"buddi/health"
+	"buddi/internal/pgtest"
+)
+
+// binary is buddi built once for the tests that run it as a process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "buddi-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "buddi")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build buddi:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	pgtest.Main(m)
+}
+
+// env is a clean environment for one buddi: its own home and port, no DATABASE_URL.
+func env(t *testing.T, extra ...string) (home string, port int, vars []string) {
+	t.Helper()
+	home = filepath.Join(t.TempDir(), "home")
+	port = freeTestPort(t)
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "BUDDI_") || k == "DATABASE_URL" {
+			continue
+		}
+		vars = append(vars, kv)
+	}
+	vars = append(vars, "BUDDI_HOME="+home, "BUDDI_WEB_PORT="+strconv.Itoa(port))
+	return home, port, append(vars, extra...)
+}
+
+func freeTestPort(t *testing.T) int {
+	t.Helper()
+	p, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runBuddi runs the binary to completion with a hang guard.
+func runBuddi(t *testing.T, vars []string, limit time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = vars
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("buddi %v did not finish within %v; stderr:\n%s", args, limit, errb.String())
+	}
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run buddi %v: %v", args, err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// served is a running buddi serve.
+type served struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	home   string
+	port   int
+	vars   []string
+	log    *bytes.Buffer
+	exited chan error
+}
+
+func startServe(t *testing.T, home string, port int, vars []string) *served {
+	t.Helper()
+	s := &served{t: t, home: home, port: port, vars: vars, log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	s.cmd = exec.Command(binary, "serve")
+	s.cmd.Env = vars
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.exited <- s.cmd.Wait() }()
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-s.exited:
+			case <-time.After(30 * time.Second):
+				_ = s.cmd.Process.Kill()
+			}
+		}
+		if pid, ok := postmasterPid(home); ok && processAlive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGQUIT)
+		}
+		if t.Failed() {
+			t.Logf("buddi serve output:\n%s", s.log.String())
+		}
+	})
+	return s
+}
+
+// health polls /api/health until it reports ok or the deadline passes.
+func (s *served) health() health.Report {
+	s.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.exited:
+			s.exited <- err
+			s.t.Fatalf("buddi serve exited (%v) before it was healthy:\n%s", err, s.log.String())
+		default:
+		}
+		rep, err := s.fetchHealth()
+		if err == nil && rep.Status == "ok" {
+			return rep
+		}
+		last = fmt.Sprint(err, rep.Problems)
+		time.Sleep(20 * time.Millisecond) // polling interval, not a wait for a signal
+	}
+	s.t.Fatalf("buddi serve not healthy in time (last: %s):\n%s", last, s.log.String())
+	return health.Report{}
+}
+
+func (s *served) fetchHealth() (health.Report, error) {
+	var rep health.Report
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/health", s.port))
+	if err != nil {
+		return rep, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return rep, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&rep)
+	return rep, err
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (s *served) stop() int {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatal(err)
+	}
+	select {
+	case err := <-s.exited:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(60 * time.Second):
+		s.t.Fatalf("buddi serve did not stop within a minute of SIGTERM:\n%s", s.log.String())
+		return -1
+	}
+}
+
+func postmasterPid(home string) (int, bool) {
+	raw, err := os.ReadFile(filepath.Join(home, "pg", "data", "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	return pid, err == nil
+}
+
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
+
+// processesUnder lists live processes whose command line mentions dir.
+func processesUnder(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cmdline := strings.ReplaceAll(string(raw), "\x00", " ")
+		if strings.Contains(cmdline, dir) && processAlive(pid) {
+			out = append(out, fmt.Sprintf("%d: %s", pid, cmdline))
+		}
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+}
+
+func listenerOn(t *testing.T, port int) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}

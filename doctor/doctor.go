@@ -1,0 +1,222 @@
+// Package doctor examines an installation and says, for each problem, one sentence on what
+// to do. It reads; the only thing it may start is the embedded database, when buddi is not
+// serving, and it stops that again.
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"buddi/config"
+	"buddi/core/eventlog"
+	"buddi/dbsource"
+	"buddi/health"
+	"buddi/migrations"
+	"buddi/pgcluster"
+	"buddi/queue"
+)
+
+// Exit codes, the same across the CLI.
+const (
+	ExitOK      = 0 // healthy
+	ExitProblem = 1 // a problem was found
+	ExitUsage   = 2 // the command line was wrong
+	ExitDoFirst = 3 // something must be done first (not set up, nothing to run on)
+)
+
+// Check is one line of the report.
+type Check struct {
+	Name string `json:"name"`
+	// OK is false for a problem.
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	// Fix is one sentence on what to do, for a problem.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Report is everything doctor found.
+type Report struct {
+	Healthy    bool                `json:"healthy"`
+	ExitCode   int                 `json:"exit_code"`
+	Home       string              `json:"home"`
+	Checks     []Check             `json:"checks"`
+	Database   *health.Database    `json:"database,omitempty"`
+	Migrations []migrations.Status `json:"migrations,omitempty"`
+	Queue      *queue.Stats        `json:"queue,omitempty"`
+	FailedJobs []FailedJob         `json:"failed_jobs,omitempty"`
+	Serving    *health.Report      `json:"serving,omitempty"`
+	// SupervisorEvents are the latest supervisor decisions from the event log.
+	SupervisorEvents []eventlog.Event `json:"supervisor_events,omitempty"`
+}
+
+// FailedJob is a job River discarded.
+type FailedJob struct {
+	ID        int64     `json:"id"`
+	Kind      string    `json:"kind"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error"`
+	FailedAt  time.Time `json:"failed_at"`
+}
+
+func (r *Report) add(c Check) { r.Checks = append(r.Checks, c) }
+
+// Run examines the installation that cfg describes.
+func Run(ctx context.Context, cfg config.Config) *Report {
+	r := &Report{Home: cfg.Home}
+	defer r.finish()
+
+	fi, err := os.Stat(cfg.Home)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.add(Check{Name: "data directory", Detail: cfg.Home + " does not exist", Fix: "run `buddi serve` once to set buddi up there, or set BUDDI_HOME"})
+		r.ExitCode = ExitDoFirst
+		return r
+	case err != nil || !fi.IsDir():
+		r.add(Check{Name: "data directory", Detail: fmt.Sprintf("%s is not a usable directory (%v)", cfg.Home, err), Fix: "set BUDDI_HOME to a directory you can write"})
+		return r
+	}
+	if probe, err := os.CreateTemp(cfg.Home, ".doctor-*"); err != nil {
+		r.add(Check{Name: "data directory", Detail: cfg.Home + " is not writable", Fix: "make it writable by this user, or set BUDDI_HOME to another directory"})
+	} else {
+		probe.Close()
+		_ = os.Remove(probe.Name())
+		r.add(Check{Name: "data directory", OK: true, Detail: fmt.Sprintf("%s (mode %v)", cfg.Home, fi.Mode().Perm())})
+	}
+
+	r.checkListener(ctx, cfg)
+
+	src, err := dbsource.Open(ctx, cfg, dbsource.Options{})
+	if err != nil {
+		c := Check{Name: "database", Detail: err.Error()}
+		var noBin *pgcluster.NoBinariesError
+		var notInit *dbsource.NotInitialisedError
+		switch {
+		case errors.As(err, &notInit):
+			c.Detail, c.Fix = "no database yet in "+cfg.Home, "run `buddi serve` once to set it up"
+			r.ExitCode = ExitDoFirst
+		case errors.As(err, &noBin):
+			c.Detail, c.Fix = "no PostgreSQL server found", "install PostgreSQL (apt-get install postgresql) or set DATABASE_URL"
+			r.ExitCode = ExitDoFirst
+		default:
+			c.Fix = "check that the database runs and that DATABASE_URL is right"
+		}
+		r.add(c)
+		return r
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = src.Close(stopCtx)
+	}()
+	dbh := &health.Database{Source: src.Kind, Target: src.Target}
+	r.Database = dbh
+	if v, err := dbsource.ServerVersion(ctx, src.Pool); err != nil {
+		dbh.Error = err.Error()
+		r.add(Check{Name: "database", Detail: src.Target + " does not answer", Fix: "check that the database runs"})
+		return r
+	} else {
+		dbh.Reachable, dbh.Version = true, v
+		r.add(Check{Name: "database", OK: true, Detail: fmt.Sprintf("%s, PostgreSQL %s, %s", src.Kind, v, src.Target)})
+	}
+
+	sts, err := migrations.Check(ctx, src.Pool)
+	if err != nil {
+		r.add(Check{Name: "migrations", Detail: err.Error(), Fix: "run `buddi db migrate`"})
+		return r
+	}
+	r.Migrations = sts
+	current := true
+	for _, st := range sts {
+		if st.Pending() {
+			current = false
+			r.add(Check{Name: "migrations", Detail: fmt.Sprintf("schema %s is at version %d of %d", st.Schema, st.Current, st.Target), Fix: "run `buddi db migrate`"})
+		}
+	}
+	if !current {
+		return r
+	}
+	r.add(Check{Name: "migrations", OK: true, Detail: "current"})
+
+	st, err := queue.ReadStats(ctx, src.Pool)
+	if err != nil {
+		r.add(Check{Name: "queue", Detail: err.Error(), Fix: "run `buddi db migrate`"})
+		return r
+	}
+	r.Queue = &st
+	if st.Failed > 0 {
+		r.FailedJobs = failedJobs(ctx, src)
+		r.add(Check{Name: "queue", Detail: fmt.Sprintf("%d failed jobs wait for you", st.Failed), Fix: "read their errors with `buddi doctor --json` and retry or cancel them"})
+	} else {
+		r.add(Check{Name: "queue", OK: true, Detail: fmt.Sprintf("%d queues, %d jobs available, %d running, none failed", len(st.Queues), st.Jobs["available"], st.Jobs["running"])})
+	}
+	r.SupervisorEvents, _ = eventlog.List(ctx, src.Pool, eventlog.Filter{Kind: "supervisor.", Newest: true, Limit: 10})
+	return r
+}
+
+func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
+	url := "http://" + cfg.WebAddr() + "/api/health"
+	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.add(Check{Name: "listener", Detail: "nothing answers on " + cfg.WebAddr(), Fix: "start buddi with `buddi serve`"})
+		r.add(Check{Name: "supervision tree", OK: true, Detail: "not running"})
+		return
+	}
+	defer resp.Body.Close()
+	var rep health.Report
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil || rep.Version == "" {
+		r.add(Check{Name: "listener", Detail: cfg.WebAddr() + " is held by another program", Fix: "stop it, or set BUDDI_WEB_PORT to a free port"})
+		return
+	}
+	r.Serving = &rep
+	r.add(Check{Name: "listener", OK: true, Detail: fmt.Sprintf("buddi %s (pid %d) serving on http://%s for %ds", rep.Version, rep.Pid, rep.Listener, rep.UptimeSeconds)})
+	restarts, down := 0, []string{}
+	for _, a := range rep.Actors {
+		restarts += a.Restarts
+		if a.State != "running" {
+			down = append(down, a.Path+" is "+a.State)
+		}
+	}
+	if len(down) > 0 {
+		r.add(Check{Name: "supervision tree", Detail: fmt.Sprint(down), Fix: "restart buddi, and read the supervisor events below for the cause"})
+		return
+	}
+	r.add(Check{Name: "supervision tree", OK: true, Detail: fmt.Sprintf("%d actors running, %d restarts since start", len(rep.Actors), restarts)})
+}
+
+func failedJobs(ctx context.Context, src *dbsource.Source) []FailedJob {
+	rows, err := src.Pool.Query(ctx, `
+		SELECT id, kind, attempt, COALESCE(errors[array_length(errors, 1)]->>'error', ''), COALESCE(finalized_at, created_at)
+		FROM river.river_job WHERE state = 'discarded' ORDER BY id DESC LIMIT 50`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var out []FailedJob
+	for rows.Next() {
+		var j FailedJob
+		if rows.Scan(&j.ID, &j.Kind, &j.Attempts, &j.LastError, &j.FailedAt) == nil {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func (r *Report) finish() {
+	r.Healthy = true
+	for _, c := range r.Checks {
+		if !c.OK {
+			r.Healthy = false
+		}
+	}
+	if r.ExitCode == ExitOK && !r.Healthy {
+		r.ExitCode = ExitProblem
+	}
+}

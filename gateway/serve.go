@@ -1,0 +1,205 @@
+// Package gateway is buddi's composition root: `buddi serve` assembles the data directory,
+// the database, the migrations, the queue, the supervision tree and the surfaces here, and
+// takes them down again in order. It is the one place that knows every part.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/actors"
+	"buddi/config"
+	"buddi/core/eventlog"
+	"buddi/datadir"
+	"buddi/db"
+	"buddi/dbsource"
+	"buddi/health"
+	"buddi/migrations"
+	"buddi/queue"
+	"buddi/supervisor"
+	"buddi/surfaces/dashboard"
+	"buddi/version"
+)
+
+// ErrEscalated means a failure left the top of the supervision tree: buddi stopped.
+var ErrEscalated = errors.New("gateway: supervision escalated to the root")
+
+// Options tune Serve; the zero value is what buddi serve uses.
+type Options struct {
+	// Ready is called once buddi answers /api/health, with the listener's address.
+	Ready func(addr string)
+	// ShutdownTimeout bounds the whole orderly stop. Default 30 s.
+	ShutdownTimeout time.Duration
+}
+
+// Serve runs buddi until ctx ends (a signal) or the supervision tree gives up. It returns
+// nil after an orderly stop.
+func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) (err error) {
+	started := time.Now()
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = 30 * time.Second
+	}
+	if err := datadir.PrepareHome(cfg.Home); err != nil {
+		return err
+	}
+	lock, err := datadir.TryLock(cfg.Home)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	// Bind before anything slow, so a taken port fails at once and starts nothing.
+	listener, err := dashboard.Listen(cfg.WebAddr())
+	if err != nil {
+		return err
+	}
+	defer listener.Close()
+
+	src, err := dbsource.Open(ctx, cfg, dbsource.Options{Serving: true, CreateIfMissing: true, Log: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if cerr := src.Close(stopCtx); cerr != nil {
+			log.Error("stop database", "err", cerr)
+		}
+	}()
+	if _, err := migrations.Up(ctx, src.Pool, log); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+
+	riverPool, err := db.Open(ctx, src.DSN, db.Options{Name: "buddi-queue", MaxConns: 10})
+	if err != nil {
+		return fmt.Errorf("open the queue's pool: %w", err)
+	}
+	defer riverPool.Close()
+	q, err := queue.New(riverPool, queue.Options{Log: log})
+	if err != nil {
+		return err
+	}
+
+	recorder := eventlog.NewRecorder(src.Pool, log)
+	defer recorder.Close()
+	sys := actors.NewSystem(log, func(ev actors.SupervisorEvent) {
+		recorder.Record(ev.Kind, "", map[string]any{
+			"supervisor": ev.Supervisor, "child": ev.Child, "reason": ev.Reason,
+			"restarts": ev.Restarts, "escalated": ev.Escalated,
+		})
+	})
+
+	qstate := &supervisor.QueueState{}
+	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
+	parts := supervisor.Parts{
+		Queue: supervisor.Queue(q, qstate),
+		Dashboard: dashboard.Actor(sys, listener, func() *dashboard.Server {
+			return dashboard.NewServer(h.Report, log)
+		}),
+	}
+	if src.Cluster != nil {
+		parts.Postgres = supervisor.Postgres(sys, src.Cluster)
+	}
+	_, buildErr := supervisor.Build(sys, parts)
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+		defer cancel()
+		if serr := sys.Shutdown(stopCtx); serr != nil {
+			log.Error("stop actors", "err", serr)
+		}
+	}()
+	if buildErr != nil {
+		return buildErr
+	}
+	if _, err := eventlogAppend(ctx, src.Pool, "buddi.started", map[string]any{
+		"version": version.Version, "pid": os.Getpid(), "database": src.Kind, "listener": h.listener,
+		"startup_ms": time.Since(started).Milliseconds(),
+	}); err != nil {
+		return err
+	}
+	log.Info("buddi is serving", "listener", "http://"+h.listener, "database", src.Target, "startup", time.Since(started).Round(time.Millisecond))
+	if opts.Ready != nil {
+		opts.Ready(h.listener)
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("stopping", "reason", context.Cause(ctx))
+		recorder.Record("buddi.stopping", "", map[string]any{"reason": "signal"})
+		return nil
+	case ev := <-sys.Escalations():
+		log.Error("the supervision tree gave up; stopping", "child", ev.Child, "reason", ev.Reason)
+		return fmt.Errorf("%w: %s failed (%s)", ErrEscalated, ev.Child, ev.Reason)
+	}
+}
+
+func eventlogAppend(ctx context.Context, pool *pgxpool.Pool, kind string, payload any) (eventlog.Event, error) {
+	ev, err := eventlog.Append(ctx, pool, kind, "", payload)
+	if err != nil {
+		return ev, fmt.Errorf("record %s: %w", kind, err)
+	}
+	return ev, nil
+}
+
+// healthSource answers /api/health from the live parts.
+type healthSource struct {
+	cfg      config.Config
+	src      *dbsource.Source
+	sys      *actors.System
+	queue    *supervisor.QueueState
+	started  time.Time
+	listener string
+}
+
+// Report builds the health report.
+func (h *healthSource) Report(ctx context.Context) health.Report {
+	now := time.Now()
+	rep := health.Report{
+		Status:        "ok",
+		Version:       version.Version,
+		Pid:           os.Getpid(),
+		StartedAt:     h.started.UTC(),
+		UptimeSeconds: int64(now.Sub(h.started).Seconds()),
+		Listener:      h.listener,
+		Database:      health.Database{Source: h.src.Kind, Target: h.src.Target},
+		CheckedAt:     now.UTC(),
+	}
+	if v, err := dbsource.ServerVersion(ctx, h.src.Pool); err != nil {
+		rep.Database.Error = err.Error()
+		rep.Problems = append(rep.Problems, "the database does not answer")
+	} else {
+		rep.Database.Reachable, rep.Database.Version = true, v
+	}
+	rep.Queue.Running = h.queue.Running()
+	if !rep.Queue.Running {
+		rep.Problems = append(rep.Problems, "the queue is not running")
+	}
+	if st, err := queue.ReadStats(ctx, h.src.Pool); err != nil {
+		rep.Queue.Error = err.Error()
+	} else {
+		rep.Queue.Jobs, rep.Queue.Failed = st.Jobs, st.Failed
+		rep.Queue.Queues = []health.QueueInfo{}
+		for _, qi := range st.Queues {
+			rep.Queue.Queues = append(rep.Queue.Queues, health.QueueInfo{Name: qi.Name, Paused: qi.Paused})
+		}
+	}
+	for _, n := range h.sys.Tree() {
+		rep.Actors = append(rep.Actors, health.Actor{
+			Path: n.Path, Parent: n.Parent, Supervisor: n.Supervisor, Strategy: n.Strategy,
+			Restarts: n.Restarts, State: n.State,
+		})
+		if n.State != "running" {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("actor %s is %s", n.Path, n.State))
+		}
+	}
+	if len(rep.Problems) > 0 {
+		rep.Status = "degraded"
+	}
+	return rep
+}

@@ -1,0 +1,82 @@
+// Package supervisor is buddi's supervision tree: which actors run under which supervisor,
+// with what restart strategy and budget, and the actors that own the process's long-lived
+// parts (the embedded database, the queue, the dashboard listener).
+//
+//	root           one-for-one, 3 restarts in 1m, then stop and escalate (buddi exits)
+//	├── postgres   the embedded cluster's process (absent with DATABASE_URL)
+//	├── queue      the River client and its workers
+//	├── surfaces   one-for-one, 5 restarts in 1m
+//	│   └── dashboard
+//	├── conversations  one-for-one, 10 restarts in 1m (one actor per open conversation)
+//	├── workspaces     one-for-one, 5 restarts in 1m (one actor per developer workspace)
+//	└── sentinels      one-for-one, 5 restarts in 10m (one actor per sentinel)
+package supervisor
+
+import (
+	"fmt"
+	"time"
+
+	"buddi/actors"
+)
+
+// Strategies are the tree's stated restart strategies and budgets.
+var (
+	RootStrategy          = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 3, Within: time.Minute}}
+	SurfacesStrategy      = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 5, Within: time.Minute}}
+	ConversationsStrategy = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 10, Within: time.Minute}}
+	WorkspacesStrategy    = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 5, Within: time.Minute}}
+	SentinelsStrategy     = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 5, Within: 10 * time.Minute}}
+)
+
+// Parts are the workers the tree starts with; a nil part is left out.
+type Parts struct {
+	Postgres  func() actors.Actor
+	Queue     func() actors.Actor
+	Dashboard func() actors.Actor
+}
+
+// Tree holds the supervisors, for later spawns under them.
+type Tree struct {
+	Root, Surfaces, Conversations, Workspaces, Sentinels *actors.Ref
+}
+
+// Build starts the tree on sys: the root, then the database, the queue, and the subtrees, in
+// that order, so each part finds what it depends on already running.
+func Build(sys *actors.System, parts Parts) (*Tree, error) {
+	t := &Tree{}
+	var err error
+	if t.Root, err = sys.NewSupervisor(nil, "root", RootStrategy); err != nil {
+		return nil, fmt.Errorf("supervision tree: %w", err)
+	}
+	if parts.Postgres != nil {
+		if _, err := sys.Spawn(t.Root, "postgres", parts.Postgres); err != nil {
+			return nil, fmt.Errorf("supervision tree: %w", err)
+		}
+	}
+	if parts.Queue != nil {
+		if _, err := sys.Spawn(t.Root, "queue", parts.Queue); err != nil {
+			return nil, fmt.Errorf("supervision tree: %w", err)
+		}
+	}
+	subtrees := []struct {
+		ref      **actors.Ref
+		name     string
+		strategy actors.Strategy
+	}{
+		{&t.Surfaces, "surfaces", SurfacesStrategy},
+		{&t.Conversations, "conversations", ConversationsStrategy},
+		{&t.Workspaces, "workspaces", WorkspacesStrategy},
+		{&t.Sentinels, "sentinels", SentinelsStrategy},
+	}
+	for _, st := range subtrees {
+		if *st.ref, err = sys.NewSupervisor(t.Root, st.name, st.strategy); err != nil {
+			return nil, fmt.Errorf("supervision tree: %w", err)
+		}
+	}
+	if parts.Dashboard != nil {
+		if _, err := sys.Spawn(t.Surfaces, "dashboard", parts.Dashboard); err != nil {
+			return nil, fmt.Errorf("supervision tree: %w", err)
+		}
+	}
+	return t, nil
+}
