@@ -106,7 +106,7 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if src.Cluster != nil {
 		parts.Postgres = supervisor.Postgres(sys, src.Cluster)
 	}
-	_, buildErr := supervisor.Build(sys, parts)
+	tree, buildErr := supervisor.Build(sys, parts)
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 		defer cancel()
@@ -116,6 +116,12 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}()
 	if buildErr != nil {
 		return buildErr
+	}
+	readyCtx, cancelReady := context.WithTimeout(ctx, time.Minute)
+	err = tree.AwaitQueue(readyCtx, sys)
+	cancelReady()
+	if err != nil {
+		return err
 	}
 	if _, err := eventlogAppend(ctx, src.Pool, "buddi.started", map[string]any{
 		"version": version.Version, "pid": os.Getpid(), "database": src.Kind, "listener": h.listener,

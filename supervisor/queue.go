@@ -27,6 +27,9 @@ func Queue(q *queue.Queue, state *QueueState) func() actors.Actor {
 	return func() actors.Actor { return &queueActor{q: q, state: state} }
 }
 
+// queueStarted asks the queue actor to answer once it has processed Started.
+type queueStarted struct{}
+
 // queueStopWait is how long running jobs get to finish at a stop before they are cancelled.
 const queueStopWait = 10 * time.Second
 
@@ -39,6 +42,8 @@ func (a *queueActor) Receive(c *actors.Context) {
 			panic(err)
 		}
 		a.state.running.Store(true)
+	case queueStarted:
+		c.Respond(a.state.running.Load())
 	case actors.Drain, actors.Stopping, actors.Restarting:
 		if !a.state.running.Load() {
 			return

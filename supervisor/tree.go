@@ -13,6 +13,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -38,6 +39,8 @@ type Parts struct {
 // Tree holds the supervisors, for later spawns under them.
 type Tree struct {
 	Root, Surfaces, Conversations, Workspaces, Sentinels *actors.Ref
+	// Queue is the queue actor, nil when Parts.Queue was.
+	Queue *actors.Ref
 }
 
 // Build starts the tree on sys: the root, then the database, the queue, and the subtrees, in
@@ -54,7 +57,7 @@ func Build(sys *actors.System, parts Parts) (*Tree, error) {
 		}
 	}
 	if parts.Queue != nil {
-		if _, err := sys.Spawn(t.Root, "queue", parts.Queue); err != nil {
+		if t.Queue, err = sys.Spawn(t.Root, "queue", parts.Queue); err != nil {
 			return nil, fmt.Errorf("supervision tree: %w", err)
 		}
 	}
@@ -79,4 +82,16 @@ func Build(sys *actors.System, parts Parts) (*Tree, error) {
 		}
 	}
 	return t, nil
+}
+
+// AwaitQueue returns once the queue actor has started River, so buddi reports itself ready
+// only when it works jobs.
+func (t *Tree) AwaitQueue(ctx context.Context, sys *actors.System) error {
+	if t.Queue == nil {
+		return nil
+	}
+	if _, err := sys.Request(ctx, t.Queue, queueStarted{}); err != nil {
+		return fmt.Errorf("wait for the queue to start: %w", err)
+	}
+	return nil
 }

@@ -52,6 +52,18 @@ func Main(m *testing.M) {
 // current schema and dropped when the test ends.
 func DSN(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, "")
+}
+
+// EmptyDSN is like DSN but the database has no schema at all, for tests of migrating.
+func EmptyDSN(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, "template0")
+}
+
+// newDatabase clones template ("" for the migrated one) into a database of the test's own.
+func newDatabase(t testing.TB, template string) string {
+	t.Helper()
 	setupOnce.Do(func() { setupErr = setup() })
 	if setupErr != nil {
 		t.Fatalf("pgtest: %v", setupErr)
@@ -59,7 +71,10 @@ func DSN(t testing.TB) string {
 	name := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := adminExec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, server.template), true); err != nil {
+	if template == "" {
+		template = server.template
+	}
+	if err := adminExec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template), true); err != nil {
 		t.Fatalf("pgtest: clone template: %v", err)
 	}
 	t.Cleanup(func() {
