@@ -70,24 +70,7 @@ func Run(ctx context.Context, cfg config.Config) *Report {
 	r := &Report{Home: cfg.Home}
 	defer r.finish()
 
-	fi, err := os.Stat(cfg.Home)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		r.add(Check{Name: "data directory", Detail: cfg.Home + " does not exist", Fix: "run `buddi serve` once to set buddi up there, or set BUDDI_HOME"})
-		r.ExitCode = ExitDoFirst
-		return r
-	case err != nil || !fi.IsDir():
-		r.add(Check{Name: "data directory", Detail: fmt.Sprintf("%s is not a usable directory (%v)", cfg.Home, err), Fix: "set BUDDI_HOME to a directory you can write"})
-		return r
-	}
-	if probe, err := os.CreateTemp(cfg.Home, ".doctor-*"); err != nil {
-		r.add(Check{Name: "data directory", Detail: cfg.Home + " is not writable", Fix: "make it writable by this user, or set BUDDI_HOME to another directory"})
-	} else {
-		probe.Close()
-		_ = os.Remove(probe.Name())
-		r.add(Check{Name: "data directory", OK: true, Detail: fmt.Sprintf("%s (mode %v)", cfg.Home, fi.Mode().Perm())})
-	}
-
+	r.checkHome(cfg.Home)
 	r.checkListener(ctx, cfg)
 
 	src, err := dbsource.Open(ctx, cfg, dbsource.Options{})
@@ -156,6 +139,27 @@ func Run(ctx context.Context, cfg config.Config) *Report {
 	}
 	r.SupervisorEvents, _ = eventlog.List(ctx, src.Pool, eventlog.Filter{Kind: "supervisor.", Newest: true, Limit: 10})
 	return r
+}
+
+func (r *Report) checkHome(home string) {
+	fi, err := os.Stat(home)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.add(Check{Name: "data directory", Detail: home + " does not exist", Fix: "run `buddi serve` once to set buddi up there, or set BUDDI_HOME"})
+		r.ExitCode = ExitDoFirst
+		return
+	case err != nil || !fi.IsDir():
+		r.add(Check{Name: "data directory", Detail: fmt.Sprintf("%s is not a usable directory (%v)", home, err), Fix: "set BUDDI_HOME to a directory you can write"})
+		return
+	}
+	probe, err := os.CreateTemp(home, ".doctor-*")
+	if err != nil {
+		r.add(Check{Name: "data directory", Detail: home + " is not writable", Fix: "make it writable by this user, or set BUDDI_HOME to another directory"})
+		return
+	}
+	probe.Close()
+	_ = os.Remove(probe.Name())
+	r.add(Check{Name: "data directory", OK: true, Detail: fmt.Sprintf("%s (mode %v)", home, fi.Mode().Perm())})
 }
 
 func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
