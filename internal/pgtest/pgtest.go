@@ -9,6 +9,7 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	neturl "net/url"
 	"os"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
 
 	"buddi/db"
 	"buddi/migrations"
@@ -40,11 +42,18 @@ type serverInfo struct {
 	dir      string
 }
 
-// Main runs the package's tests and then tears the shared server down. Use it as
-// `func TestMain(m *testing.M) { pgtest.Main(m) }`.
+// Main runs the package's tests, tears the shared server down, and fails the run when a
+// goroutine was left behind. Use it as `func TestMain(m *testing.M) { pgtest.Main(m) }`.
 func Main(m *testing.M) {
 	code := m.Run()
 	teardown()
+	http.DefaultClient.CloseIdleConnections()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest: goroutines left behind:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
