@@ -37,8 +37,9 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
-	pgtest.Main(m)
+	code := pgtest.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // env is a clean environment for one buddi: its own home and port, no DATABASE_URL.

@@ -44,7 +44,10 @@ type serverInfo struct {
 
 // Main runs the package's tests, tears the shared server down, and fails the run when a
 // goroutine was left behind. Use it as `func TestMain(m *testing.M) { pgtest.Main(m) }`.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with its own clean-up to do: it returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	teardown()
 	http.DefaultClient.CloseIdleConnections()
@@ -54,7 +57,7 @@ func Main(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // DSN returns a connection string for a fresh database of the test's own, migrated to the

@@ -1,0 +1,83 @@
+package plugins
+
+import (
+	"context"
+	"io/fs"
+	"time"
+)
+
+// Manifest is everything one plugin contributes. Only Name, Version and Tools are required.
+type Manifest struct {
+	// Name is the plugin's name, lower case ("developer"); tools are named "<name>.<verb>".
+	Name string
+	// Version is the plugin's version; it is part of every action's hash.
+	Version string
+	// Description says in one line what the plugin is for.
+	Description string
+	// Schema is the Postgres schema the plugin owns, or empty for none.
+	Schema string
+	// Migrations holds the schema's SQL migrations in goose's format, at the root.
+	Migrations fs.FS
+	// Tools are the agent-proposed capabilities.
+	Tools []Tool
+	// Sources are system-invoked pollers.
+	Sources []Source
+	// Sentinels are deterministic watchers.
+	Sentinels []Sentinel
+	// Missions are suggested scheduled work the owner may accept.
+	Missions []SuggestedMission
+	// Views say how results are drawn on the canvas.
+	Views []ViewDescriptor
+	// Network has one line per host the plugin reaches and what it sends there
+	// ("api.github.com: repository names and issue text"). Shown at install; not enforced.
+	Network []string
+}
+
+// Source is a system-invoked poller: core decides when it is due and hands it Enqueue.
+type Source struct {
+	ID          string
+	Description string
+	Period      time.Duration
+	// Poll does one round. It owns its cursor and its transaction; Enqueue is idempotent on
+	// dedupKey, so a poll that crashed between its commit and its enqueue recovers.
+	Poll func(ctx context.Context, enqueue EnqueueRun) error
+}
+
+// EnqueueRun asks core to start a run of agentID with prompt, once per dedupKey.
+type EnqueueRun func(ctx context.Context, agentID, prompt, dedupKey string) error
+
+// Sentinel is a deterministic watcher that reports findings; core decides what is said.
+type Sentinel struct {
+	ID          string
+	Description string
+	Period      time.Duration
+	Check       func(ctx context.Context) ([]Finding, error)
+}
+
+// Finding is one thing a sentinel noticed.
+type Finding struct {
+	Key       string
+	Severity  string // "urgent" or "info"
+	OwnerLine string
+	Brief     string
+	Kind      string
+	Subject   string
+	Actions   []string
+}
+
+// SuggestedMission is scheduled work the plugin suggests; the owner accepts it or not.
+type SuggestedMission struct {
+	ID     string
+	Cron   string
+	Prompt string
+	// Role is the role of the agent that should run it.
+	Role string
+}
+
+// ViewDescriptor says which generic renderer draws a tool's result.
+type ViewDescriptor struct {
+	Tool     string
+	Renderer string // timeseries, table, bars, keyvalue, document, diff, terminal, image, preview, envelope, structured
+	// Options are the renderer's settings, as JSON-shaped data.
+	Options map[string]any
+}
