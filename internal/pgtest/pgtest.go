@@ -186,3 +186,15 @@ func teardown() {
 		_ = os.RemoveAll(server.dir)
 	}
 }
+
+// Eventually polls cond every few milliseconds until it holds, failing t after a minute.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // the polling interval
+	}
+}

@@ -10,7 +10,8 @@ CREATE TABLE core.actions (
     conversation_id uuid,
     run_id          text        NOT NULL DEFAULT '',
     delegation_depth int        NOT NULL DEFAULT 0,
-    args            jsonb       NOT NULL,
+    -- The canonical JSON text, byte for byte as hashed (jsonb would respell it).
+    args            text        NOT NULL CHECK (args::jsonb IS NOT NULL),
     envelope        jsonb       NOT NULL,
     policy_version  int         NOT NULL,
     hash            text        NOT NULL,

@@ -1,0 +1,252 @@
+package action
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/canonical"
+	"buddi/core/eventlog"
+	"buddi/plugins"
+)
+
+// PolicyVersion 2 hashes the resolved effect envelope with the tool, version and arguments.
+const PolicyVersion = 2
+
+// DefaultTTL is how long an action waits for a decision.
+const DefaultTTL = 24 * time.Hour
+
+// State is an approval's state.
+type State string
+
+// The states.
+const (
+	Pending   State = "pending"
+	Approved  State = "approved"
+	Executing State = "executing"
+	Succeeded State = "succeeded"
+	Failed    State = "failed"
+	Unknown   State = "unknown"
+	Rejected  State = "rejected"
+	Expired   State = "expired"
+	Refused   State = "refused"
+)
+
+// Final reports whether nothing more happens to an approval in this state.
+func (s State) Final() bool {
+	switch s {
+	case Succeeded, Failed, Unknown, Rejected, Expired, Refused:
+		return true
+	}
+	return false
+}
+
+// Action is the immutable record of one proposed effect.
+type Action struct {
+	ID              string           `json:"id"`
+	Tool            string           `json:"tool"`
+	ToolVersion     string           `json:"tool_version"`
+	Agent           string           `json:"agent"`
+	ConversationID  string           `json:"conversation_id,omitempty"`
+	RunID           string           `json:"run_id,omitempty"`
+	DelegationDepth int              `json:"delegation_depth"`
+	Args            json.RawMessage  `json:"args"`
+	Envelope        plugins.Envelope `json:"envelope"`
+	PolicyVersion   int              `json:"policy_version"`
+	Hash            string           `json:"hash"`
+	ExpiresAt       time.Time        `json:"expires_at"`
+	CreatedAt       time.Time        `json:"created_at"`
+}
+
+// Call rebuilds the tool call the action was made from, with its original identity.
+func (a Action) Call() plugins.Call {
+	return plugins.Call{
+		Tool: a.Tool, Args: a.Args, Agent: a.Agent, ConversationID: a.ConversationID,
+		RunID: a.RunID, DelegationDepth: a.DelegationDepth,
+	}
+}
+
+// Approval is the decision state of one action.
+type Approval struct {
+	State     State             `json:"state"`
+	DecidedBy string            `json:"decided_by,omitempty"`
+	DecidedAt *time.Time        `json:"decided_at,omitempty"`
+	Picks     map[string]string `json:"picks,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	Result    json.RawMessage   `json:"result,omitempty"`
+	UpdatedAt time.Time         `json:"updated_at"`
+}
+
+// Record is an action with its approval.
+type Record struct {
+	Action
+	Approval Approval `json:"approval"`
+}
+
+// Hash is the policy-version-2 hash of an action: SHA-256 over the canonical JSON of the
+// policy version, tool, version, arguments and envelope.
+func Hash(tool, version string, args json.RawMessage, env plugins.Envelope) (string, error) {
+	canonArgs, err := canonical.JSON(args)
+	if err != nil {
+		return "", fmt.Errorf("hash action: arguments: %w", err)
+	}
+	body, err := canonical.Marshal(map[string]any{
+		"policy_version": PolicyVersion,
+		"tool":           tool,
+		"version":        version,
+		"args":           json.RawMessage(canonArgs),
+		"envelope":       env,
+	})
+	if err != nil {
+		return "", fmt.Errorf("hash action: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Proposal is what Create needs.
+type Proposal struct {
+	Call     plugins.Call
+	Version  string
+	Envelope plugins.Envelope
+	// TTL is how long the action waits for a decision; default DefaultTTL.
+	TTL time.Duration
+}
+
+// Create records an action and its pending approval in tx, with an action.proposed event.
+func Create(ctx context.Context, tx pgx.Tx, p Proposal) (Record, error) {
+	args, err := canonical.JSON(p.Call.Args)
+	if err != nil {
+		return Record{}, fmt.Errorf("create action for %s: arguments: %w", p.Call.Tool, err)
+	}
+	hash, err := Hash(p.Call.Tool, p.Version, args, p.Envelope)
+	if err != nil {
+		return Record{}, err
+	}
+	if p.TTL <= 0 {
+		p.TTL = DefaultTTL
+	}
+	env, err := json.Marshal(p.Envelope)
+	if err != nil {
+		return Record{}, fmt.Errorf("create action for %s: envelope: %w", p.Call.Tool, err)
+	}
+	var id string
+	err = tx.QueryRow(ctx, `
+		INSERT INTO core.actions (tool, tool_version, agent, conversation_id, run_id, delegation_depth,
+		                          args, envelope, policy_version, hash, expires_at)
+		VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7, $8, $9, $10, now() + $11::interval)
+		RETURNING id`,
+		p.Call.Tool, p.Version, p.Call.Agent, p.Call.ConversationID, p.Call.RunID, p.Call.DelegationDepth,
+		string(args), string(env), PolicyVersion, hash, p.TTL.String()).Scan(&id)
+	if err != nil {
+		return Record{}, fmt.Errorf("create action for %s: %w", p.Call.Tool, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO core.approvals (action_id) VALUES ($1)`, id); err != nil {
+		return Record{}, fmt.Errorf("create approval for action %s: %w", id, err)
+	}
+	if _, err := eventlog.Append(ctx, tx, "action.proposed", p.Call.ConversationID, map[string]any{
+		"action_id": id, "tool": p.Call.Tool, "version": p.Version, "agent": p.Call.Agent,
+		"run_id": p.Call.RunID, "hash": hash, "summary": p.Envelope.Summary,
+	}); err != nil {
+		return Record{}, err
+	}
+	return Get(ctx, tx, id)
+}
+
+// ErrNotFound means no action has that id.
+var ErrNotFound = errors.New("action: not found")
+
+const selectRecord = `
+	SELECT a.id, a.tool, a.tool_version, a.agent, COALESCE(a.conversation_id::text, ''), a.run_id,
+	       a.delegation_depth, a.args, a.envelope, a.policy_version, a.hash, a.expires_at, a.created_at,
+	       p.state, COALESCE(p.decided_by, ''), p.decided_at, p.picks, p.reason, p.result, p.updated_at
+	FROM core.actions a JOIN core.approvals p ON p.action_id = a.id`
+
+func scanRecord(row pgx.Row) (Record, error) {
+	var r Record
+	var env []byte
+	err := row.Scan(&r.ID, &r.Tool, &r.ToolVersion, &r.Agent, &r.ConversationID, &r.RunID,
+		&r.DelegationDepth, &r.Args, &env, &r.PolicyVersion, &r.Hash, &r.ExpiresAt, &r.CreatedAt,
+		&r.Approval.State, &r.Approval.DecidedBy, &r.Approval.DecidedAt, &r.Approval.Picks,
+		&r.Approval.Reason, &r.Approval.Result, &r.Approval.UpdatedAt)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(env, &r.Envelope); err != nil {
+		return r, fmt.Errorf("action %s: envelope: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// Get reads one action with its approval.
+func Get(ctx context.Context, q eventlog.Querier, id string) (Record, error) {
+	if !validUUID(id) {
+		return Record{}, fmt.Errorf("action %q: %w", id, ErrNotFound)
+	}
+	r, err := scanRecord(q.QueryRow(ctx, selectRecord+` WHERE a.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Record{}, fmt.Errorf("action %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("read action %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Filter selects records for List; the zero value lists the latest 50 of any state.
+type Filter struct {
+	States []State
+	Limit  int
+}
+
+// List returns records newest first.
+func List(ctx context.Context, q eventlog.Querier, f Filter) ([]Record, error) {
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	states := make([]string, len(f.States))
+	for i, s := range f.States {
+		states[i] = string(s)
+	}
+	rows, err := q.Query(ctx, selectRecord+`
+		WHERE cardinality($1::text[]) = 0 OR p.state = ANY($1)
+		ORDER BY a.created_at DESC, a.id LIMIT $2`, states, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list actions: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list actions: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,106 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/eventlog"
+	"buddi/plugins"
+)
+
+// Standing is a standing permission: the owner's approval, given once, for every call of one
+// tool version by one agent, in one conversation or in all of them.
+type Standing struct {
+	ID             int64      `json:"id"`
+	Agent          string     `json:"agent"`
+	Tool           string     `json:"tool"`
+	ToolVersion    string     `json:"tool_version"`
+	ConversationID string     `json:"conversation_id,omitempty"` // empty: every conversation
+	GrantedBy      string     `json:"granted_by"`
+	GrantedAt      time.Time  `json:"granted_at"`
+	RevokedBy      string     `json:"revoked_by,omitempty"`
+	RevokedAt      *time.Time `json:"revoked_at,omitempty"`
+}
+
+// ErrNotReusable means the tool did not opt into reusable approval.
+var ErrNotReusable = errors.New("action: the tool does not allow a standing permission")
+
+// Grant records a standing permission from an owner surface, for a tool whose spec opts in.
+func Grant(ctx context.Context, tx pgx.Tx, spec plugins.Spec, version, agent, conversationID, surface string) (Standing, error) {
+	if !spec.ReusableApproval {
+		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, ErrNotReusable)
+	}
+	if !slices.Contains(OwnerSurfaces, surface) {
+		return Standing{}, fmt.Errorf("grant %s: %q is not an owner surface", spec.Name, surface)
+	}
+	var s Standing
+	err := tx.QueryRow(ctx, `
+		INSERT INTO core.tool_permissions (agent, tool, tool_version, conversation_id, granted_by)
+		VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5)
+		RETURNING id, granted_at`, agent, spec.Name, version, conversationID, surface).Scan(&s.ID, &s.GrantedAt)
+	if err != nil {
+		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, err)
+	}
+	s.Agent, s.Tool, s.ToolVersion, s.ConversationID, s.GrantedBy = agent, spec.Name, version, conversationID, surface
+	_, err = eventlog.Append(ctx, tx, "permission.granted", conversationID, s)
+	return s, err
+}
+
+// Revoke ends a standing permission; only an owner surface may.
+func Revoke(ctx context.Context, tx pgx.Tx, id int64, surface string) error {
+	if !slices.Contains(OwnerSurfaces, surface) {
+		return fmt.Errorf("revoke standing permission %d: %q is not an owner surface", id, surface)
+	}
+	tag, err := tx.Exec(ctx, `UPDATE core.tool_permissions SET revoked_by = $2, revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, id, surface)
+	if err != nil {
+		return fmt.Errorf("revoke standing permission %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("standing permission %d: %w", id, ErrNotFound)
+	}
+	_, err = eventlog.Append(ctx, tx, "permission.revoked", "", map[string]any{"id": id, "surface": surface})
+	return err
+}
+
+// Covering finds a live standing permission for call at version: same agent, tool and
+// version, and the call's conversation or all. A delegate's call is never covered: standing
+// permissions are not inherited.
+func Covering(ctx context.Context, q eventlog.Querier, call plugins.Call, version string) (int64, bool, error) {
+	if call.DelegationDepth > 0 || call.Agent == "" {
+		return 0, false, nil
+	}
+	var id int64
+	err := q.QueryRow(ctx, `
+		SELECT id FROM core.tool_permissions
+		WHERE agent = $1 AND tool = $2 AND tool_version = $3 AND revoked_at IS NULL
+		  AND (conversation_id IS NULL OR conversation_id = NULLIF($4, '')::uuid)
+		ORDER BY id LIMIT 1`, call.Agent, call.Tool, version, call.ConversationID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("look up standing permission for %s: %w", call.Tool, err)
+	}
+	return id, true, nil
+}
+
+// ListStanding returns the standing permissions, live ones first.
+func ListStanding(ctx context.Context, q eventlog.Querier) ([]Standing, error) {
+	rows, err := q.Query(ctx, `
+		SELECT id, agent, tool, tool_version, COALESCE(conversation_id::text, ''), granted_by, granted_at,
+		       COALESCE(revoked_by, ''), revoked_at
+		FROM core.tool_permissions ORDER BY revoked_at IS NOT NULL, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list standing permissions: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Standing, error) {
+		var s Standing
+		err := r.Scan(&s.ID, &s.Agent, &s.Tool, &s.ToolVersion, &s.ConversationID, &s.GrantedBy, &s.GrantedAt, &s.RevokedBy, &s.RevokedAt)
+		return s, err
+	})
+}
