@@ -79,7 +79,9 @@ func TestCreateHashesCanonicalArguments(t *testing.T) {
 		"envelope": func() (string, error) { return action.Hash("mail.send", "1.0.0", rec.Args, changed) },
 		"version":  func() (string, error) { return action.Hash("mail.send", "1.0.1", rec.Args, envelope()) },
 		"tool":     func() (string, error) { return action.Hash("mail.draft", "1.0.0", rec.Args, envelope()) },
-		"args":     func() (string, error) { return action.Hash("mail.send", "1.0.0", json.RawMessage(`{"to":"bob@example.com","body":"hello"}`), envelope()) },
+		"args": func() (string, error) {
+			return action.Hash("mail.send", "1.0.0", json.RawMessage(`{"to":"bob@example.com","body":"hello"}`), envelope())
+		},
 	} {
 		if got, _ := h(); got == rec.Hash {
 			t.Errorf("a different %s gives the same hash", name)
