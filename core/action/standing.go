@@ -104,3 +104,28 @@ func ListStanding(ctx context.Context, q eventlog.Querier) ([]Standing, error) {
 		return s, err
 	})
 }
+
+// StandingPrefix marks an approval decided by a standing permission: "standing:<id>".
+const StandingPrefix = "standing:"
+
+// ApproveByStanding approves a pending action under standing permission id, in tx.
+func ApproveByStanding(ctx context.Context, tx pgx.Tx, actionID string, id int64) (Record, error) {
+	by := fmt.Sprintf("%s%d", StandingPrefix, id)
+	tag, err := tx.Exec(ctx, `
+		UPDATE core.approvals SET state = 'approved', decided_by = $2, decided_at = now(), updated_at = now()
+		WHERE action_id = $1 AND state = 'pending'`, actionID, by)
+	if err != nil {
+		return Record{}, fmt.Errorf("approve action %s by %s: %w", actionID, by, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Record{}, lost(ctx, tx, actionID)
+	}
+	rec, err := Get(ctx, tx, actionID)
+	if err != nil {
+		return Record{}, err
+	}
+	_, err = eventlog.Append(ctx, tx, "approval.approved", rec.ConversationID, map[string]any{
+		"action_id": actionID, "tool": rec.Tool, "surface": by, "reason": "covered by a standing permission",
+	})
+	return rec, err
+}

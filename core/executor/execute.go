@@ -1,0 +1,160 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/action"
+	"buddi/core/registry"
+)
+
+// ExecuteApproved runs one approved action, at most once: it claims the action (approved →
+// executing), rechecks a standing permission, describes the effect again and refuses a
+// changed one, records the attempt in the ledger before dispatch, runs the tool under its
+// timeout, and records how it ended. Run again after a crash, it finds the attempt that was
+// dispatched and marks it unknown instead of dispatching twice.
+func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Record, error) {
+	claimed, err := e.claim(ctx, id)
+	if err != nil || !claimed {
+		rec, gerr := action.Get(ctx, e.pool, id)
+		if err == nil {
+			err = gerr
+		}
+		return rec, err
+	}
+	rec, err := action.Get(ctx, e.pool, id)
+	if err != nil {
+		return rec, err
+	}
+	call := rec.Call()
+
+	if standing, ok := strings.CutPrefix(rec.Approval.DecidedBy, action.StandingPrefix); ok {
+		if _, covered, err := action.Covering(ctx, e.pool, call, rec.ToolVersion); err != nil {
+			return rec, err
+		} else if !covered {
+			return e.end(ctx, rec, action.Refused, "the standing permission "+standing+" no longer covers this call", nil)
+		}
+	}
+	if v := e.reg.Version(rec.Tool); v != rec.ToolVersion {
+		return e.end(ctx, rec, action.Refused, fmt.Sprintf("%s is now version %q, not the approved %q", rec.Tool, v, rec.ToolVersion), nil)
+	}
+	env, err := e.reg.Describe(ctx, call)
+	if err != nil {
+		return e.end(ctx, rec, action.Refused, "the effect can no longer be described: "+refusalReason(err), nil)
+	}
+	hash, err := action.Hash(rec.Tool, rec.ToolVersion, rec.Args, env)
+	if err != nil || hash != rec.Hash {
+		return e.end(ctx, rec, action.Refused, "the effect changed since it was approved", nil)
+	}
+
+	attempt, err := recordAttempt(ctx, e.pool, rec)
+	if err != nil {
+		return rec, err
+	}
+	out := e.reg.Run(ctx, call, &rec.Envelope)
+	state := action.State(out.Status)
+	if err := e.recordResult(ctx, call, rec.ID, out); err != nil {
+		return rec, err
+	}
+	reason := ""
+	if out.Err != nil {
+		reason = firstLine(out.Err.Error())
+	}
+	var final action.Record
+	err = pgx.BeginFunc(context.WithoutCancel(ctx), e.pool, func(tx pgx.Tx) error {
+		if err := finishAttempt(ctx, tx, attempt, state, reason); err != nil {
+			return err
+		}
+		if _, err := action.Transition(ctx, tx, rec.ID, action.Executing, state, reason, mustJSON(out.Result)); err != nil {
+			return err
+		}
+		final, err = action.Get(ctx, tx, rec.ID)
+		return err
+	})
+	return final, err
+}
+
+// claim moves the approval to executing. An approval already executing is claimed again
+// only when no attempt was dispatched (the crash came before the ledger); with one
+// dispatched, the attempt and the action become unknown and claim reports false.
+func (e *Executor) claim(ctx context.Context, id string) (bool, error) {
+	var claimed bool
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		var state action.State
+		err := tx.QueryRow(ctx, `SELECT state FROM core.approvals WHERE action_id = $1 FOR UPDATE`, id).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("action %s: %w", id, action.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("claim action %s: %w", id, err)
+		}
+		switch state {
+		case action.Approved:
+			claimed, err = action.Transition(ctx, tx, id, action.Approved, action.Executing, "", nil)
+			return err
+		case action.Executing:
+			dispatched, err := markDispatchedUnknown(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if dispatched {
+				_, err = action.Transition(ctx, tx, id, action.Executing, action.Unknown,
+					"buddi stopped after the effect was dispatched: it may or may not have happened", nil)
+				return err
+			}
+			claimed = true // the crash came before dispatch: nothing left the machine
+			return nil
+		}
+		return nil // pending, or already final: nothing to do
+	})
+	return claimed, err
+}
+
+// end finishes an executing action without dispatching it.
+func (e *Executor) end(ctx context.Context, rec action.Record, to action.State, reason string, result []byte) (action.Record, error) {
+	var final action.Record
+	err := pgx.BeginFunc(context.WithoutCancel(ctx), e.pool, func(tx pgx.Tx) error {
+		if _, err := action.Transition(ctx, tx, rec.ID, action.Executing, to, reason, result); err != nil {
+			return err
+		}
+		var err error
+		final, err = action.Get(ctx, tx, rec.ID)
+		return err
+	})
+	e.log.Warn("action not executed", "action", rec.ID, "tool", rec.Tool, "state", to, "reason", reason)
+	return final, err
+}
+
+// Recover marks every approval left executing with a dispatched attempt as unknown; buddi
+// serve runs it at start, when no other buddi can be executing.
+func (e *Executor) Recover(ctx context.Context) (int, error) {
+	rows, err := e.pool.Query(ctx, `
+		SELECT DISTINCT p.action_id::text FROM core.approvals p
+		JOIN core.effect_attempts t ON t.action_id = p.action_id AND t.state = 'dispatched'
+		WHERE p.state = 'executing'`)
+	if err != nil {
+		return 0, fmt.Errorf("recover executing actions: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("recover executing actions: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := e.claim(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
+func refusalReason(err error) string {
+	var ref *registry.Refusal
+	if errors.As(err, &ref) {
+		return ref.Reason
+	}
+	return firstLine(err.Error())
+}

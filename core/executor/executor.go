@@ -1,0 +1,194 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"buddi/core/action"
+	"buddi/core/eventlog"
+	"buddi/core/registry"
+	"buddi/plugins"
+)
+
+// Inserter puts a job in the queue inside a transaction (a River client, insert-only is enough).
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Executor authorizes and performs effects.
+type Executor struct {
+	pool   *pgxpool.Pool
+	reg    *registry.Registry
+	insert Inserter
+	log    *slog.Logger
+	// Now is the clock for session checks; default time.Now.
+	Now func() time.Time
+}
+
+// New returns an executor over the registry, storing in pool and enqueueing with insert.
+func New(pool *pgxpool.Pool, reg *registry.Registry, insert Inserter, log *slog.Logger) *Executor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{pool: pool, reg: reg, insert: insert, log: log.With("service", "executor"), Now: time.Now}
+}
+
+// Proposed is what became of a proposed call.
+type Proposed struct {
+	// Tier is the tier the call was treated at ("" when refused).
+	Tier plugins.Tier `json:"tier,omitempty"`
+	// Result is the tool's result when the call ran at once.
+	Result *plugins.Result `json:"result,omitempty"`
+	// Action is the action a gated call became.
+	Action *action.Record `json:"action,omitempty"`
+	// Refusal says why the call was refused, as a sentence for the model.
+	Refusal string `json:"refusal,omitempty"`
+}
+
+// Propose passes call through the gate. A refusal is not a Go error: it is Proposed.Refusal,
+// for the model. Errors are infrastructure faults.
+func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, error) {
+	res, err := e.reg.Resolve(ctx, call, e.Now())
+	if err != nil {
+		return e.refuse(ctx, call, err)
+	}
+	switch res.Tier {
+	case plugins.TierAuto, plugins.TierSession:
+		return e.runNow(ctx, call, res)
+	case plugins.TierGated:
+		return e.gate(ctx, call, res)
+	}
+	return e.refuse(ctx, call, fmt.Errorf("tier %q is not executable", res.Tier))
+}
+
+func (e *Executor) refuse(ctx context.Context, call plugins.Call, err error) (Proposed, error) {
+	var ref *registry.Refusal
+	code, reason := "refused", err.Error()
+	if errors.As(err, &ref) {
+		code, reason = string(ref.Code), ref.Reason
+	}
+	if _, aerr := eventlog.Append(ctx, e.pool, "tool.refused", call.ConversationID, map[string]any{
+		"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "code": code, "reason": reason,
+	}); aerr != nil {
+		return Proposed{}, aerr
+	}
+	return Proposed{Refusal: reason}, nil
+}
+
+// runNow executes an auto or session call: the same ledger, nothing to wait for.
+func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.Resolution) (Proposed, error) {
+	if _, err := eventlog.Append(ctx, e.pool, "tool.called", call.ConversationID, map[string]any{
+		"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "tier": res.Tier, "reason": res.Reason,
+	}); err != nil {
+		return Proposed{}, err
+	}
+	out := e.reg.Run(ctx, call, nil)
+	if err := e.recordResult(ctx, call, "", out); err != nil {
+		return Proposed{}, err
+	}
+	return Proposed{Tier: res.Tier, Result: &out.Result}, nil
+}
+
+func (e *Executor) recordResult(ctx context.Context, call plugins.Call, actionID string, out registry.Outcome) error {
+	payload := map[string]any{"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "status": out.Status, "is_error": out.Result.IsError}
+	if actionID != "" {
+		payload["action_id"] = actionID
+	}
+	if out.Err != nil {
+		e.log.Warn("tool did not succeed", "tool", call.Tool, "status", out.Status, "err", out.Err)
+		payload["error"] = firstLine(out.Err.Error())
+	}
+	_, err := eventlog.Append(ctx, e.pool, "tool.result", call.ConversationID, payload)
+	return err
+}
+
+// gate turns a gated call into an action: pending, or approved at once by a standing
+// permission (rechecked again before dispatch).
+func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Resolution) (Proposed, error) {
+	env, err := e.reg.Describe(ctx, call)
+	if err != nil {
+		return e.refuse(ctx, call, err)
+	}
+	var rec action.Record
+	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		if rec, err = action.Create(ctx, tx, action.Proposal{Call: call, Version: res.Version, Envelope: env}); err != nil {
+			return err
+		}
+		if !res.Spec.ReusableApproval {
+			return nil
+		}
+		standing, ok, err := action.Covering(ctx, tx, call, res.Version)
+		if err != nil || !ok {
+			return err
+		}
+		if rec, err = action.ApproveByStanding(ctx, tx, rec.ID, standing); err != nil {
+			return err
+		}
+		return e.enqueue(ctx, tx, rec.ID)
+	})
+	if err != nil {
+		return Proposed{}, fmt.Errorf("gate %s: %w", call.Tool, err)
+	}
+	return Proposed{Tier: plugins.TierGated, Action: &rec}, nil
+}
+
+func (e *Executor) enqueue(ctx context.Context, tx pgx.Tx, id string) error {
+	return Enqueue(ctx, tx, e.insert, id)
+}
+
+// Enqueue puts the job that executes an approved action in tx, once per action.
+func Enqueue(ctx context.Context, tx pgx.Tx, insert Inserter, id string) error {
+	if _, err := insert.InsertTx(ctx, tx, ExecuteArgs{ActionID: id}, nil); err != nil {
+		return fmt.Errorf("enqueue execution of action %s: %w", id, err)
+	}
+	return nil
+}
+
+// Decide records the owner's decision and, for an approval, enqueues the execution in the
+// same transaction, so an approval is never left without its job. A decision on an action
+// past its expiry marks the due actions expired and returns action.ErrExpired.
+func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, d action.Decision) (action.Record, error) {
+	var rec action.Record
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		if rec, err = action.Decide(ctx, tx, d); err != nil {
+			return err
+		}
+		if d.Approve {
+			return Enqueue(ctx, tx, insert, d.ActionID)
+		}
+		return nil
+	})
+	if errors.Is(err, action.ErrExpired) {
+		_ = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, xerr := action.ExpireDue(ctx, tx)
+			return xerr
+		})
+	}
+	return rec, err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{"error":"unencodable result"}`)
+	}
+	return b
+}

@@ -1,0 +1,322 @@
+package executor_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"buddi/core/action"
+	"buddi/core/eventlog"
+	"buddi/core/executor"
+	"buddi/core/registry"
+	"buddi/internal/pgtest"
+	"buddi/migrations"
+	"buddi/plugins"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// testTool is a small real tool: Describe renders from the call (and, with file set, from
+// that file's content); Execute counts and may hang.
+type testTool struct {
+	spec    plugins.Spec
+	file    string
+	runs    atomic.Int64
+	hang    chan struct{} // when set, Execute blocks on it, ignoring ctx
+	started chan struct{}
+}
+
+func (t *testTool) Spec() plugins.Spec { return t.spec }
+
+func (t *testTool) Describe(_ context.Context, call plugins.Call) (plugins.Envelope, error) {
+	env := plugins.Envelope{Summary: t.spec.Name + " " + string(call.Args), Effects: t.spec.Effects, Preview: "will run " + t.spec.Name}
+	if t.file != "" {
+		b, err := os.ReadFile(t.file)
+		if err != nil {
+			return env, err
+		}
+		sum := sha256.Sum256(b)
+		env.Preconditions = []plugins.Precondition{{What: "sha256 of " + t.file, Value: hex.EncodeToString(sum[:])}}
+	}
+	return env, nil
+}
+
+func (t *testTool) Execute(_ context.Context, _ plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
+	t.runs.Add(1)
+	if t.started != nil {
+		close(t.started)
+	}
+	if t.hang != nil {
+		<-t.hang
+	}
+	return plugins.Result{Text: "done"}, nil
+}
+
+func tool(name string, tier plugins.Tier) *testTool {
+	return &testTool{spec: plugins.Spec{
+		Name: "test." + name, Description: name, Tier: tier, Effects: []plugins.Effect{plugins.EffectStateWrite},
+		Schema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`),
+	}}
+}
+
+type bundle struct {
+	pool  *pgxpool.Pool
+	exec  *executor.Executor
+	river *river.Client[pgx.Tx]
+}
+
+func setup(t testing.TB, tools ...*testTool) bundle {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	m := plugins.Manifest{Name: "test", Version: "1.0.0"}
+	for _, tt := range tools {
+		m.Tools = append(m.Tools, tt)
+	}
+	reg, err := registry.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insertOnly, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: migrations.RiverSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle{pool: pool, exec: executor.New(pool, reg, insertOnly, nil), river: insertOnly}
+}
+
+var owner = plugins.Call{Agent: "dev", RunID: "run-1", Granted: true}
+
+func call(name string, args string) plugins.Call {
+	c := owner
+	c.Tool, c.Args = "test."+name, json.RawMessage(args)
+	return c
+}
+
+func approve(t testing.TB, b bundle, id string) {
+	t.Helper()
+	if _, err := executor.Decide(context.Background(), b.pool, b.river, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAutoRunsAtOnceAndGatedWaits(t *testing.T) {
+	t.Parallel()
+	auto, gated := tool("auto", plugins.TierAuto), tool("gated", plugins.TierGated)
+	b := setup(t, auto, gated)
+	ctx := context.Background()
+
+	p, err := b.exec.Propose(ctx, call("auto", `{"n":1}`))
+	if err != nil || p.Result == nil || p.Result.Text != "done" || auto.runs.Load() != 1 {
+		t.Fatalf("auto: %+v, %v, runs %d", p, err, auto.runs.Load())
+	}
+	p, err = b.exec.Propose(ctx, call("gated", `{"n":2}`))
+	if err != nil || p.Action == nil || p.Action.Approval.State != action.Pending || gated.runs.Load() != 0 {
+		t.Fatalf("gated: %+v, %v, runs %d", p, err, gated.runs.Load())
+	}
+	if p.Action.Envelope.Preview != "will run test.gated" {
+		t.Errorf("preview = %q, want the tool's rendering", p.Action.Envelope.Preview)
+	}
+	// Executing before approval does nothing.
+	if rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID); err != nil || rec.Approval.State != action.Pending || gated.runs.Load() != 0 {
+		t.Fatalf("execute before approval: %s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
+	}
+	approve(t, b, p.Action.ID)
+	var jobs int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'action.execute' AND args->>'action_id' = $1`, p.Action.ID).Scan(&jobs); err != nil || jobs != 1 {
+		t.Fatalf("execution jobs after approval = %d, %v; want 1", jobs, err)
+	}
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Succeeded || gated.runs.Load() != 1 {
+		t.Fatalf("after approval: %s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
+	}
+	// Once done, a rerun (a redelivered job) never dispatches again.
+	if rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID); err != nil || rec.Approval.State != action.Succeeded || gated.runs.Load() != 1 {
+		t.Fatalf("rerun: %s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
+	}
+	att, _ := executor.Attempts(ctx, b.pool, p.Action.ID)
+	if len(att) != 1 || att[0].State != "succeeded" || att[0].Hash != rec.Hash {
+		t.Errorf("ledger = %+v", att)
+	}
+}
+
+func TestRefusalsAreRecordedNotRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t, tool("gated", plugins.TierGated))
+	for _, c := range []plugins.Call{call("missing", `{}`), call("gated", `{"n":"two"}`), call("gated", `[]`)} {
+		p, err := b.exec.Propose(context.Background(), c)
+		if err != nil || p.Refusal == "" || p.Action != nil || p.Result != nil {
+			t.Errorf("%s %s: %+v, %v; want a refusal", c.Tool, c.Args, p, err)
+		}
+	}
+	ev, _ := eventlog.List(context.Background(), b.pool, eventlog.Filter{Kind: "tool.refused"})
+	if len(ev) != 3 {
+		t.Errorf("tool.refused events = %d, want 3", len(ev))
+	}
+}
+
+// The envelope changes between approval and execution: the action is refused and the effect
+// never runs.
+func TestChangedEnvelopeIsRefused(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "target.txt")
+	if err := os.WriteFile(file, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := tool("edit", plugins.TierGated)
+	edit.file = file
+	b := setup(t, edit)
+	ctx := context.Background()
+	p, err := b.exec.Propose(ctx, call("edit", `{"n":1}`))
+	if err != nil || p.Action == nil {
+		t.Fatal(p, err)
+	}
+	approve(t, b, p.Action.ID)
+	if err := os.WriteFile(file, []byte("v2, changed behind the owner's back"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Refused || edit.runs.Load() != 0 {
+		t.Fatalf("state %s, err %v, runs %d; want refused and never run", rec.Approval.State, err, edit.runs.Load())
+	}
+	if att, _ := executor.Attempts(ctx, b.pool, p.Action.ID); len(att) != 0 {
+		t.Errorf("a refused action reached the ledger: %+v", att)
+	}
+	ev, _ := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: "action.refused"})
+	if len(ev) != 1 {
+		t.Errorf("action.refused events = %d, want 1", len(ev))
+	}
+}
+
+// A tool that hangs past its timeout: the attempt is unknown and is not retried.
+func TestHangingToolIsUnknownAndNotRetried(t *testing.T) {
+	t.Parallel()
+	hang := tool("hang", plugins.TierGated)
+	hang.spec.Timeout = 50 * time.Millisecond
+	hang.hang = make(chan struct{})
+	t.Cleanup(func() { close(hang.hang) })
+	b := setup(t, hang)
+	ctx := context.Background()
+	p, err := b.exec.Propose(ctx, call("hang", `{}`))
+	if err != nil || p.Action == nil {
+		t.Fatal(p, err)
+	}
+	approve(t, b, p.Action.ID)
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Unknown {
+		t.Fatalf("state %s, err %v; want unknown", rec.Approval.State, err)
+	}
+	for range 2 {
+		if rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID); err != nil || rec.Approval.State != action.Unknown {
+			t.Fatalf("rerun: %s, %v", rec.Approval.State, err)
+		}
+	}
+	if n := hang.runs.Load(); n != 1 {
+		t.Errorf("the tool was dispatched %d times, want 1", n)
+	}
+	att, _ := executor.Attempts(ctx, b.pool, p.Action.ID)
+	if len(att) != 1 || att[0].State != "unknown" {
+		t.Errorf("ledger = %+v, want one unknown attempt", att)
+	}
+}
+
+// A crash after dispatch leaves the attempt dispatched; the rerun of the job marks it unknown
+// and dispatches nothing.
+func TestCrashAfterDispatchBecomesUnknown(t *testing.T) {
+	t.Parallel()
+	slow := tool("slow", plugins.TierGated)
+	slow.hang, slow.started = make(chan struct{}), make(chan struct{})
+	b := setup(t, slow)
+	ctx := context.Background()
+	p, _ := b.exec.Propose(ctx, call("slow", `{}`))
+	approve(t, b, p.Action.ID)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = b.exec.ExecuteApproved(runCtx, p.Action.ID)
+	}()
+	<-slow.started
+	// The process "dies" here: simulate by abandoning the first executor's outcome. A second
+	// executor (after restart) recovers.
+	n, err := b.exec.Recover(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Recover = %d, %v; want 1", n, err)
+	}
+	rec, _ := action.Get(ctx, b.pool, p.Action.ID)
+	if rec.Approval.State != action.Unknown {
+		t.Errorf("state after recovery = %s, want unknown", rec.Approval.State)
+	}
+	close(slow.hang)
+	cancel()
+	<-done
+	if slow.runs.Load() != 1 {
+		t.Errorf("dispatched %d times, want 1", slow.runs.Load())
+	}
+}
+
+func TestStandingPermissionApprovesAndIsRechecked(t *testing.T) {
+	t.Parallel()
+	reusable := tool("reuse", plugins.TierGated)
+	reusable.spec.ReusableApproval = true
+	b := setup(t, reusable)
+	ctx := context.Background()
+	var standing action.Standing
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var err error
+		standing, err = action.Grant(ctx, tx, reusable.spec, "1.0.0", "dev", "", "terminal")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.exec.Propose(ctx, call("reuse", `{}`))
+	if err != nil || p.Action == nil || p.Action.Approval.State != action.Approved {
+		t.Fatalf("with a standing permission: %+v, %v; want approved at once", p.Action, err)
+	}
+	// Revoked between approval and dispatch: refused.
+	if err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return action.Revoke(ctx, tx, standing.ID, "dashboard") }); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Refused || reusable.runs.Load() != 0 {
+		t.Fatalf("after revocation: %s, %v, runs %d", rec.Approval.State, err, reusable.runs.Load())
+	}
+	// A delegate never inherits one.
+	c := call("reuse", `{}`)
+	c.DelegationDepth = 1
+	p, _ = b.exec.Propose(ctx, c)
+	if p.Action == nil || p.Action.Approval.State != action.Pending {
+		t.Errorf("delegate's call: %+v, want pending", p)
+	}
+}
+
+func TestRejectedIsNeverExecuted(t *testing.T) {
+	t.Parallel()
+	gated := tool("gated", plugins.TierGated)
+	b := setup(t, gated)
+	ctx := context.Background()
+	p, _ := b.exec.Propose(ctx, call("gated", `{}`))
+	if _, err := executor.Decide(ctx, b.pool, b.river, action.Decision{ActionID: p.Action.ID, Surface: "telegram", Reason: "not now"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Rejected || gated.runs.Load() != 0 {
+		t.Fatalf("%s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
+	}
+	_, err = executor.Decide(ctx, b.pool, b.river, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"})
+	var ad *action.AlreadyDecidedError
+	if !errors.As(err, &ad) || ad.State != action.Rejected || ad.By != "telegram" {
+		t.Errorf("late approval: %v, want already rejected on telegram", err)
+	}
+}

@@ -1,0 +1,75 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/action"
+)
+
+// recordAttempt writes the exact envelope to the effect ledger and commits it before the
+// tool is dispatched.
+func recordAttempt(ctx context.Context, pool *pgxpool.Pool, rec action.Record) (int64, error) {
+	env, err := json.Marshal(rec.Envelope)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: envelope of %s: %w", rec.ID, err)
+	}
+	var id int64
+	err = pool.QueryRow(ctx, `
+		INSERT INTO core.effect_attempts (action_id, tool, envelope, hash) VALUES ($1, $2, $3, $4) RETURNING id`,
+		rec.ID, rec.Tool, string(env), rec.Hash).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: record attempt for %s: %w", rec.ID, err)
+	}
+	return id, nil
+}
+
+// finishAttempt records how a dispatched attempt ended.
+func finishAttempt(ctx context.Context, tx pgx.Tx, id int64, state action.State, errText string) error {
+	_, err := tx.Exec(ctx, `
+		UPDATE core.effect_attempts SET state = $2, error = $3, finished_at = now()
+		WHERE id = $1 AND state = 'dispatched'`, id, string(state), errText)
+	if err != nil {
+		return fmt.Errorf("ledger: finish attempt %d: %w", id, err)
+	}
+	return nil
+}
+
+// markDispatchedUnknown turns the dispatched attempts of an action into unknown ones and
+// reports whether there were any.
+func markDispatchedUnknown(ctx context.Context, tx pgx.Tx, actionID string) (bool, error) {
+	tag, err := tx.Exec(ctx, `
+		UPDATE core.effect_attempts SET state = 'unknown', finished_at = now(),
+		       error = 'no outcome was recorded after dispatch'
+		WHERE action_id = $1 AND state = 'dispatched'`, actionID)
+	if err != nil {
+		return false, fmt.Errorf("ledger: mark unknown for %s: %w", actionID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// Attempt is one row of the effect ledger.
+type Attempt struct {
+	ID     int64  `json:"id"`
+	State  string `json:"state"`
+	Error  string `json:"error,omitempty"`
+	Hash   string `json:"hash"`
+	Action string `json:"action_id"`
+}
+
+// Attempts lists an action's ledger rows in order.
+func Attempts(ctx context.Context, pool *pgxpool.Pool, actionID string) ([]Attempt, error) {
+	rows, err := pool.Query(ctx, `SELECT id, state, error, hash, action_id::text FROM core.effect_attempts WHERE action_id = $1 ORDER BY id`, actionID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: list attempts of %s: %w", actionID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Attempt, error) {
+		var a Attempt
+		err := r.Scan(&a.ID, &a.State, &a.Error, &a.Hash, &a.Action)
+		return a, err
+	})
+}
