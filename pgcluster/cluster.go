@@ -265,9 +265,28 @@ func (c *Cluster) recover(ctx context.Context) error {
 	}
 	if isServerOf(pid, c.DataDir()) {
 		c.log.Warn("a postgres from an earlier run is still serving this cluster; restarting it", "pid", pid)
-		return stopPid(ctx, pid)
+		if err := stopPid(ctx, pid); err != nil {
+			return err
+		}
 	}
-	c.log.Info("removing stale postgres pid file", "pid", pid)
+	if alive(pid) {
+		// The pid now names an unrelated process: the file is stale, and that process and
+		// its group are none of ours.
+		return removeStale(pidFile, pid, c.log)
+	}
+	// A postmaster that died (killed, crashed) may leave backends behind that still hold its
+	// shared memory; a new server refuses to start until they are gone.
+	if err := reapBackends(ctx, pid); err != nil {
+		return err
+	}
+	return removeStale(pidFile, pid, c.log)
+}
+
+func removeStale(pidFile string, pid int, log *slog.Logger) error {
+	if _, err := os.Stat(pidFile); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	log.Info("removing stale postgres pid file", "pid", pid)
 	if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove stale pid file %s: %w", pidFile, err)
 	}

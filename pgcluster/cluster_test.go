@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,5 +171,41 @@ func TestSocketPathTooLong(t *testing.T) {
 	err := c.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "BUDDI_HOME") {
 		t.Fatalf("err = %v, want advice on BUDDI_HOME", err)
+	}
+}
+
+// A postmaster killed with -9 leaves its backends running for a moment, holding the shared
+// memory; the next start must clear them rather than fail.
+func TestStartAfterPostmasterKilled(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "pg")
+	c := newTestCluster(t, dir)
+	if err := c.Start(startCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Open sessions, so backends exist when the postmaster dies.
+	ctx := startCtx(t)
+	var conns []*pgx.Conn
+	for range 3 {
+		conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, conn)
+	}
+	pid := c.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Done()
+	if err := c.Start(startCtx(t)); err != nil {
+		t.Fatalf("start after the postmaster was killed: %v", err)
+	}
+	if left := leftoverBackends(pid); len(left) > 0 {
+		t.Errorf("backends of the killed server still run: %v", left)
+	}
+	query(t, c)
+	for _, conn := range conns {
+		conn.Close(context.Background())
 	}
 }

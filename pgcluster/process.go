@@ -102,3 +102,65 @@ func stopPid(ctx context.Context, pid int) error {
 	}
 	return fmt.Errorf("earlier postgres (pid %d) did not stop: stop it by hand and start buddi again", pid)
 }
+
+// leftoverBackends lists live postgres processes in process group pgid: the backends of a
+// server whose postmaster died (it led its own group), which still hold its shared memory.
+func leftoverBackends(pgid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || end < open || end+2 >= len(stat) {
+			continue
+		}
+		if comm := string(stat[open+1 : end]); !strings.HasPrefix(comm, "postgres") {
+			continue
+		}
+		// After ")": state, ppid, pgrp.
+		fields := strings.Fields(string(stat[end+2:]))
+		if len(fields) < 3 || fields[0] == "Z" {
+			continue
+		}
+		if g, err := strconv.Atoi(fields[2]); err == nil && g == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// reapBackends ends what is left of a dead server's process group: an immediate shutdown
+// request, then a kill, waiting until none is left.
+func reapBackends(ctx context.Context, pgid int) error {
+	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGKILL} {
+		left := leftoverBackends(pgid)
+		if len(left) == 0 {
+			return nil
+		}
+		for _, pid := range left {
+			_ = syscall.Kill(pid, sig)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) && len(leftoverBackends(pgid)) > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	if left := leftoverBackends(pgid); len(left) > 0 {
+		return fmt.Errorf("postgres processes %v of a dead server did not stop: stop them by hand and start buddi again", left)
+	}
+	return nil
+}
