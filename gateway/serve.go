@@ -12,10 +12,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"buddi/actors"
 	"buddi/config"
 	"buddi/core/eventlog"
+	"buddi/core/executor"
+	"buddi/core/registry"
 	"buddi/datadir"
 	"buddi/db"
 	"buddi/dbsource"
@@ -81,9 +84,25 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return fmt.Errorf("open the queue's pool: %w", err)
 	}
 	defer riverPool.Close()
-	q, err := queue.New(riverPool, queue.Options{Log: log})
+	reg, err := registry.New(Manifests()...)
+	if err != nil {
+		return fmt.Errorf("load tools: %w", err)
+	}
+	insert, err := queue.InsertOnly(src.Pool)
 	if err != nil {
 		return err
+	}
+	exec := executor.New(src.Pool, reg, insert, log)
+	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
+		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
+	}})
+	if err != nil {
+		return err
+	}
+	if n, err := exec.Recover(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("actions were executing when buddi stopped; they are unknown now and wait for your review", "count", n)
 	}
 
 	recorder := eventlog.NewRecorder(src.Pool, log)
@@ -100,7 +119,7 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	parts := supervisor.Parts{
 		Queue: supervisor.Queue(q, qstate),
 		Dashboard: dashboard.Actor(sys, listener, func() *dashboard.Server {
-			return dashboard.NewServer(h.Report, log)
+			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Log: log})
 		}),
 	}
 	if src.Cluster != nil {

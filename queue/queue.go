@@ -99,3 +99,13 @@ func (q *Queue) Stop(ctx context.Context, grace time.Duration) error {
 	}
 	return nil
 }
+
+// InsertOnly returns a client that can only insert jobs (for the CLI, which works no jobs):
+// they wait in the queue until buddi serve works them.
+func InsertOnly(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: migrations.RiverSchema})
+	if err != nil {
+		return nil, fmt.Errorf("queue: insert-only client: %w", err)
+	}
+	return client, nil
+}

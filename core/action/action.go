@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -249,4 +250,37 @@ func validUUID(s string) bool {
 		}
 	}
 	return true
+}
+
+// Preview renders the owner's card from the action alone (never from model text): the
+// summary, the tool's preview, the targets, the choices and what the approval binds.
+func (r Record) Preview() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", r.Envelope.Summary)
+	fmt.Fprintf(&b, "tool %s %s, asked by %s; %s until %s\n", r.Tool, r.ToolVersion, r.Agent, r.Approval.State, r.ExpiresAt.Local().Format("2006-01-02 15:04"))
+	if len(r.Envelope.Effects) > 0 {
+		effects := make([]string, len(r.Envelope.Effects))
+		for i, e := range r.Envelope.Effects {
+			effects[i] = string(e)
+		}
+		fmt.Fprintf(&b, "effects: %s\n", strings.Join(effects, ", "))
+	}
+	if len(r.Envelope.Targets) > 0 {
+		fmt.Fprintf(&b, "targets: %s\n", strings.Join(r.Envelope.Targets, ", "))
+	}
+	if r.Envelope.Preview != "" {
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(r.Envelope.Preview, "\n"))
+	}
+	for _, c := range r.Envelope.Choices {
+		def := ""
+		if c.Default != "" {
+			def = " (default " + c.Default + ")"
+		}
+		fmt.Fprintf(&b, "\nchoose %s: %s%s", c.Name, strings.Join(c.Options, " | "), def)
+	}
+	for _, p := range r.Envelope.Preconditions {
+		fmt.Fprintf(&b, "\nrequires %s = %s", p.What, p.Value)
+	}
+	fmt.Fprintf(&b, "\nhash %s (policy %d)\n", r.Hash, r.PolicyVersion)
+	return b.String()
 }

@@ -1,10 +1,10 @@
 // Package dashboard is the web surface: the HTTP listener on 127.0.0.1:4317 (BUDDI_WEB_PORT)
-// and its routes. For now it serves GET /api/health.
+// and its routes: GET /api/health and the approvals API. It is a thin adapter: deciding goes
+// through core's one atomic claim, like every other surface.
 package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/executor"
 	"buddi/health"
 )
 
@@ -33,36 +36,51 @@ func Listen(addr string) (net.Listener, error) {
 	return nil, fmt.Errorf("listen on %s: %w (BUDDI_WEB_HOST and BUDDI_WEB_PORT choose the address)", addr, err)
 }
 
+// Deps are what the routes read and write through.
+type Deps struct {
+	// Health builds /api/health.
+	Health HealthFunc
+	// Pool is the application's database pool.
+	Pool *pgxpool.Pool
+	// Insert enqueues the execution of an approved action.
+	Insert executor.Inserter
+	Log    *slog.Logger
+}
+
 // Server serves the dashboard's routes on one listener.
 type Server struct {
 	http *http.Server
+	deps Deps
 	log  *slog.Logger
 }
 
 // NewServer builds the routes.
-func NewServer(healthFn HealthFunc, log *slog.Logger) *Server {
-	log = log.With("service", "dashboard")
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		rep := healthFn(ctx)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			log.Warn("write health", "err", err)
-		}
-	})
-	return &Server{
-		log: log,
-		http: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		},
+func NewServer(deps Deps) *Server {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
 	}
+	s := &Server{deps: deps, log: deps.Log.With("service", "dashboard")}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/health", s.health)
+	mux.HandleFunc("GET /api/approvals", s.listApprovals)
+	mux.HandleFunc("GET /api/approvals/{id}", s.getApproval)
+	mux.Handle("POST /api/approvals/{id}/approve", guardWrite(s.decideApproval(true)))
+	mux.Handle("POST /api/approvals/{id}/reject", guardWrite(s.decideApproval(false)))
+	s.http = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+// Handler is the routes, for tests that serve them with httptest.
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	writeJSON(w, http.StatusOK, s.deps.Health(ctx))
 }
 
 // Serve answers requests on l until Shutdown; it returns nil after a shutdown.

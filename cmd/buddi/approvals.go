@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"buddi/core/action"
+	"buddi/core/executor"
+	"buddi/dbsource"
+	"buddi/queue"
+)
+
+type approvalsCmd struct {
+	List    approvalsListCmd   `cmd:"" default:"withargs" help:"List approvals (pending ones by default)."`
+	Show    approvalsShowCmd   `cmd:"" help:"Show one action and its approval, rendered from the action."`
+	Approve approvalsDecideCmd `cmd:"" help:"Approve an action; buddi serve executes it."`
+	Reject  approvalsRejectCmd `cmd:"" help:"Reject an action."`
+}
+
+// openActions opens the database for an approvals command.
+func openActions(env *runEnv) (*dbsource.Source, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return dbsource.Open(env.ctx, cfg, dbsource.Options{Log: env.log})
+}
+
+type approvalsListCmd struct {
+	All   bool     `help:"List every state, not only pending."`
+	State []string `help:"Only these states (pending, approved, executing, succeeded, failed, unknown, rejected, expired, refused)." enum:"pending,approved,executing,succeeded,failed,unknown,rejected,expired,refused"`
+	JSON  bool     `help:"Print JSON."`
+}
+
+func (c approvalsListCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	f := action.Filter{Limit: 200}
+	switch {
+	case len(c.State) > 0:
+		for _, s := range c.State {
+			f.States = append(f.States, action.State(s))
+		}
+	case !c.All:
+		f.States = []action.State{action.Pending}
+	}
+	recs, err := action.List(env.ctx, src.Pool, f)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if recs == nil {
+			recs = []action.Record{}
+		}
+		return writeJSON(env, recs)
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(env.stdout, "nothing waits for you")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tAGENT\tASKED\tSUMMARY")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Approval.State, r.Tool, r.Agent, r.CreatedAt.Local().Format("01-02 15:04"), r.Envelope.Summary)
+	}
+	return tw.Flush()
+}
+
+type approvalsShowCmd struct {
+	ID   string `arg:"" help:"The action's id."`
+	JSON bool   `help:"Print JSON."`
+}
+
+func (c approvalsShowCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	rec, err := action.Get(env.ctx, src.Pool, c.ID)
+	if err != nil {
+		return notFound(err)
+	}
+	if c.JSON {
+		return writeJSON(env, rec)
+	}
+	fmt.Fprint(env.stdout, rec.Preview())
+	return nil
+}
+
+type approvalsDecideCmd struct {
+	ID     string            `arg:"" help:"The action's id."`
+	Pick   map[string]string `help:"Answer a declared choice: --pick from=me@example.com."`
+	Reason string            `help:"A note kept with the decision."`
+	JSON   bool              `help:"Print JSON."`
+}
+
+func (c approvalsDecideCmd) Run(env *runEnv) error {
+	return decide(env, c.ID, true, c.Pick, c.Reason, c.JSON)
+}
+
+type approvalsRejectCmd struct {
+	ID     string `arg:"" help:"The action's id."`
+	Reason string `help:"Why, kept with the decision."`
+	JSON   bool   `help:"Print JSON."`
+}
+
+func (c approvalsRejectCmd) Run(env *runEnv) error {
+	return decide(env, c.ID, false, nil, c.Reason, c.JSON)
+}
+
+func decide(env *runEnv, id string, approve bool, picks map[string]string, reason string, asJSON bool) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	insert, err := queue.InsertOnly(src.Pool)
+	if err != nil {
+		return err
+	}
+	rec, err := executor.Decide(env.ctx, src.Pool, insert, action.Decision{
+		ActionID: id, Approve: approve, Surface: "terminal", Picks: picks, Reason: reason,
+	})
+	var ad *action.AlreadyDecidedError
+	switch {
+	case errors.As(err, &ad):
+		return &exitError{code: 1, err: err}
+	case errors.Is(err, action.ErrNotFound):
+		return notFound(err)
+	case errors.Is(err, action.ErrExpired), errors.Is(err, action.ErrBadPick):
+		return &exitError{code: 1, err: err}
+	case err != nil:
+		return err
+	}
+	if asJSON {
+		return writeJSON(env, rec)
+	}
+	verb := "rejected"
+	if approve {
+		verb = "approved; buddi serve executes it"
+	}
+	fmt.Fprintf(env.stdout, "%s %s: %s\n", rec.ID, verb, strings.TrimSpace(rec.Envelope.Summary))
+	return nil
+}
+
+func notFound(err error) error {
+	return &exitError{code: 1, err: fmt.Errorf("%w: list them with `buddi approvals list --all`", err)}
+}

@@ -1,0 +1,99 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"buddi/core/action"
+	"buddi/core/executor"
+)
+
+// approvalJSON is an approval as the dashboard shows it: the action, its state, and the card
+// rendered from the action.
+type approvalJSON struct {
+	action.Record
+	Card string `json:"card"`
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	f := action.Filter{Limit: 200, States: []action.State{action.Pending}}
+	switch st := r.URL.Query().Get("state"); st {
+	case "", "pending":
+	case "all":
+		f.States = nil
+	default:
+		f.States = []action.State{action.State(st)}
+	}
+	recs, err := action.List(r.Context(), s.deps.Pool, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]approvalJSON, len(recs))
+	for i, rec := range recs {
+		out[i] = approvalJSON{rec, rec.Preview()}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
+	rec, err := action.Get(r.Context(), s.deps.Pool, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, approvalJSON{rec, rec.Preview()})
+}
+
+// decisionBody is what POST …/approve and …/reject accept.
+type decisionBody struct {
+	Picks  map[string]string `json:"picks"`
+	Reason string            `json:"reason"`
+}
+
+func (s *Server) decideApproval(approve bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body decisionBody
+		raw, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "the request body could not be read")
+			return
+		}
+		if len(raw) > 0 {
+			dec := json.NewDecoder(bytesReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&body); err != nil {
+				writeError(w, http.StatusBadRequest, "the body must be JSON like {\"picks\":{…},\"reason\":\"…\"}: "+err.Error())
+				return
+			}
+		}
+		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Insert, action.Decision{
+			ActionID: r.PathValue("id"), Approve: approve, Surface: "dashboard", Picks: body.Picks, Reason: body.Reason,
+		})
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, approvalJSON{rec, rec.Preview()})
+	}
+}
+
+// fail answers with the status an error deserves and a sentence for a person.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ad *action.AlreadyDecidedError
+	switch {
+	case errors.As(err, &ad):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "state": ad.State, "decided_by": ad.By, "decided_at": ad.At})
+	case errors.Is(err, action.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, action.ErrExpired):
+		writeError(w, http.StatusGone, err.Error())
+	case errors.Is(err, action.ErrBadPick):
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
+	default:
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, "buddi could not answer; the log says why")
+	}
+}
