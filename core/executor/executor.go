@@ -16,6 +16,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/permission"
 	"buddi/core/registry"
 	"buddi/plugins"
 )
@@ -33,6 +34,11 @@ type Executor struct {
 	log    *slog.Logger
 	// Now is the clock for session checks; default time.Now.
 	Now func() time.Time
+	// Policy, when set, gives the permission engine's inputs for a call (the agent's view and
+	// the merged settings); its answer can only make a call stricter: allow leaves the
+	// registry's tier, prompt makes it gated, block refuses with the engine's reason. An
+	// error refuses the call: a policy that cannot be read never allows.
+	Policy func(ctx context.Context, call plugins.Call) (permission.Agent, permission.Settings, error)
 }
 
 // New returns an executor over the registry, storing in pool and enqueueing with insert.
@@ -62,6 +68,13 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 	if err != nil {
 		return e.refuse(ctx, call, err)
 	}
+	if e.Policy != nil {
+		tier, refusal := e.policyTier(ctx, call, res)
+		if refusal != nil {
+			return e.refuse(ctx, call, refusal)
+		}
+		res.Tier = tier
+	}
 	switch res.Tier {
 	case plugins.TierAuto, plugins.TierSession:
 		return e.runNow(ctx, call, res)
@@ -70,6 +83,26 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 	}
 	return e.refuse(ctx, call, fmt.Errorf("tier %q is not executable", res.Tier))
 }
+
+// policyTier applies the permission engine to a resolved call.
+func (e *Executor) policyTier(ctx context.Context, call plugins.Call, res registry.Resolution) (plugins.Tier, error) {
+	agent, settings, err := e.Policy(ctx, call)
+	if err != nil {
+		return "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: "the permission policy could not be read, so the call is refused", Err: err}
+	}
+	d := permission.Evaluate(permission.Call{Tool: call.Tool, Effects: res.Spec.Effects, Args: res.Args}, agent, settings)
+	tier, ok := d.Tier()
+	if !ok {
+		return "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: d.Reason}
+	}
+	if tier == plugins.TierGated {
+		return plugins.TierGated, nil // prompt: an approval card, whatever the registry allowed
+	}
+	return res.Tier, nil
+}
+
+// CodePolicyBlocked is the refusal code of a call the permission engine blocked.
+const CodePolicyBlocked registry.Code = "policy-blocked"
 
 func (e *Executor) refuse(ctx context.Context, call plugins.Call, err error) (Proposed, error) {
 	var ref *registry.Refusal

@@ -20,6 +20,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/eventlog"
 	"buddi/core/executor"
+	"buddi/core/permission"
 	"buddi/core/registry"
 	"buddi/internal/pgtest"
 	"buddi/migrations"
@@ -319,4 +320,71 @@ func TestRejectedIsNeverExecuted(t *testing.T) {
 	if !errors.As(err, &ad) || ad.State != action.Rejected || ad.By != "telegram" {
 		t.Errorf("late approval: %v, want already rejected on telegram", err)
 	}
+}
+
+// The permission engine's answer maps onto tiers: allow keeps the registry's tier, prompt
+// makes the call gated, block refuses it with the engine's reason, and an unreadable policy
+// refuses.
+func TestPolicyAnswersMapOntoTiers(t *testing.T) {
+	t.Parallel()
+	type combo struct {
+		mode   permission.Mode
+		effect plugins.Effect
+	}
+	found := map[permission.Verdict]combo{}
+	for _, m := range []permission.Mode{permission.ModePlan, permission.ModeAcceptEdits, permission.ModeAuto} {
+		for _, eff := range permission.AllEffects() {
+			d := permission.Evaluate(permission.Call{Tool: "test.x", Effects: []permission.Effect{eff}, Args: map[string]any{}},
+				permission.Agent{ExecutionMode: m}, permission.Settings{})
+			if _, ok := found[d.Verdict]; !ok {
+				found[d.Verdict] = combo{m, eff}
+			}
+		}
+	}
+	for _, v := range []permission.Verdict{permission.VerdictAllow, permission.VerdictPrompt, permission.VerdictBlock} {
+		if _, ok := found[v]; !ok {
+			t.Fatalf("no mode and effect give %v", v)
+		}
+	}
+	for verdict, c := range found {
+		t.Run(verdict.String(), func(t *testing.T) {
+			t.Parallel()
+			auto := tool("auto", plugins.TierAuto)
+			auto.spec.Effects = []plugins.Effect{c.effect}
+			b := setup(t, auto)
+			b.exec.Policy = func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+				return permission.Agent{ExecutionMode: c.mode}, permission.Settings{}, nil
+			}
+			p, err := b.exec.Propose(context.Background(), call("auto", `{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch verdict {
+			case permission.VerdictAllow:
+				if p.Tier != plugins.TierAuto || p.Result == nil {
+					t.Errorf("allow: %+v, want run at once", p)
+				}
+			case permission.VerdictPrompt:
+				if p.Tier != plugins.TierGated || p.Action == nil || auto.runs.Load() != 0 {
+					t.Errorf("prompt: %+v, want a pending action", p)
+				}
+			case permission.VerdictBlock:
+				if p.Refusal == "" || auto.runs.Load() != 0 {
+					t.Errorf("block: %+v, want a refusal", p)
+				}
+			}
+		})
+	}
+	t.Run("unreadable", func(t *testing.T) {
+		t.Parallel()
+		auto := tool("auto", plugins.TierAuto)
+		b := setup(t, auto)
+		b.exec.Policy = func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+			return permission.Agent{}, permission.Settings{}, errors.New("settings.json: bad JSON")
+		}
+		p, err := b.exec.Propose(context.Background(), call("auto", `{}`))
+		if err != nil || p.Refusal == "" || auto.runs.Load() != 0 {
+			t.Errorf("%+v, %v: want a refusal", p, err)
+		}
+	})
 }

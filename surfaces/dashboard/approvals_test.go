@@ -1,0 +1,147 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/action"
+	"buddi/health"
+	"buddi/internal/pgtest"
+	"buddi/plugins"
+	"buddi/queue"
+	"buddi/surfaces/dashboard"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func serve(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	insert, err := queue.InsertOnly(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := dashboard.NewServer(dashboard.Deps{
+		Health: func(context.Context) health.Report { return health.Report{Status: "ok", Version: "test"} },
+		Pool:   pool, Insert: insert,
+	})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts, pool
+}
+
+func newAction(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	var rec action.Record
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = action.Create(context.Background(), tx, action.Proposal{
+			Call:    plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"to":"ann@example.com"}`), Agent: "concierge"},
+			Version: "1.0.0",
+			Envelope: plugins.Envelope{Summary: "Send mail to ann@example.com", Preview: "To: ann@example.com",
+				Effects: []plugins.Effect{plugins.EffectNetWrite}},
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.ID
+}
+
+func do(t *testing.T, method, url string, header map[string]string, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+func TestApprovalsListShowDecide(t *testing.T) {
+	t.Parallel()
+	ts, pool := serve(t)
+	id := newAction(t, pool)
+
+	resp, err := http.Get(ts.URL + "/api/approvals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if len(list) != 1 || list[0]["id"] != id || !strings.Contains(list[0]["card"].(string), "To: ann@example.com") {
+		t.Fatalf("list = %v", list)
+	}
+
+	jsonHeader := map[string]string{"Content-Type": "application/json"}
+	code, body := do(t, "POST", ts.URL+"/api/approvals/"+id+"/approve", jsonHeader, `{"reason":"fine"}`)
+	if code != http.StatusOK || body["approval"].(map[string]any)["state"] != "approved" {
+		t.Fatalf("approve: %d %v", code, body)
+	}
+	code, body = do(t, "POST", ts.URL+"/api/approvals/"+id+"/reject", jsonHeader, ``)
+	if code != http.StatusConflict || body["state"] != "approved" || body["decided_by"] != "dashboard" {
+		t.Errorf("late reject: %d %v; want 409 telling it was approved on the dashboard", code, body)
+	}
+	code, body = do(t, "GET", ts.URL+"/api/approvals/"+id, nil, "")
+	if code != http.StatusOK || body["approval"].(map[string]any)["reason"] != "fine" {
+		t.Errorf("show: %d %v", code, body)
+	}
+	for _, missing := range []string{"00000000-0000-4000-8000-000000000000", "not-an-id"} {
+		if code, _ := do(t, "GET", ts.URL+"/api/approvals/"+missing, nil, ""); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", missing, code)
+		}
+	}
+}
+
+// Every write route refuses what another site could send.
+func TestWritesRefuseForeignRequests(t *testing.T) {
+	t.Parallel()
+	ts, pool := serve(t)
+	id := newAction(t, pool)
+	for _, route := range []string{"/approve", "/reject"} {
+		url := ts.URL + "/api/approvals/" + id + route
+		tests := []struct {
+			name   string
+			header map[string]string
+			want   int
+		}{
+			{"form post", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, http.StatusUnsupportedMediaType},
+			{"no content type", nil, http.StatusUnsupportedMediaType},
+			{"foreign origin", map[string]string{"Content-Type": "application/json", "Origin": "https://evil.example"}, http.StatusForbidden},
+			{"cross-site fetch", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+			{"unknown body field", map[string]string{"Content-Type": "application/json"}, http.StatusBadRequest},
+		}
+		for _, tt := range tests {
+			body := ""
+			if tt.name == "unknown body field" {
+				body = `{"approve_everything":true}`
+			}
+			if code, _ := do(t, "POST", url, tt.header, body); code != tt.want {
+				t.Errorf("%s %s: %d, want %d", route, tt.name, code, tt.want)
+			}
+		}
+	}
+	if rec, _ := action.Get(context.Background(), pool, id); rec.Approval.State != action.Pending {
+		t.Errorf("a refused request changed the action to %s", rec.Approval.State)
+	}
+}
