@@ -94,8 +94,11 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	exec := executor.New(src.Pool, reg, insert, log)
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
+		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool}); err != nil {
+			return err
+		}
 		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}})
+	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically()}})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type Options struct {
 	MaxWorkers int
 	// Register adds the workers of other packages; the probe worker is always present.
 	Register func(*river.Workers) error
+	// Periodic are jobs inserted on a timer while this client leads (sweeps, not records:
+	// River keeps their schedule in memory).
+	Periodic []*river.PeriodicJob
 }
 
 // Queue owns the River client.
@@ -55,10 +58,11 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		opts.MaxWorkers = 10
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Schema:  migrations.RiverSchema,
-		Logger:  log,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}},
-		Workers: workers,
+		Schema:       migrations.RiverSchema,
+		Logger:       log,
+		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}},
+		Workers:      workers,
+		PeriodicJobs: opts.Periodic,
 		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
 		// Timeout shorter than this.
 		RescueStuckJobsAfter: 15 * time.Minute,

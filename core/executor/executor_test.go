@@ -37,6 +37,7 @@ type testTool struct {
 	runs    atomic.Int64
 	hang    chan struct{} // when set, Execute blocks on it, ignoring ctx
 	started chan struct{}
+	ran     chan struct{} // when set, Execute sends on it
 }
 
 func (t *testTool) Spec() plugins.Spec { return t.spec }
@@ -61,6 +62,9 @@ func (t *testTool) Execute(_ context.Context, _ plugins.Call, _ *plugins.Envelop
 	}
 	if t.hang != nil {
 		<-t.hang
+	}
+	if t.ran != nil {
+		t.ran <- struct{}{}
 	}
 	return plugins.Result{Text: "done"}, nil
 }
@@ -387,4 +391,35 @@ func TestPolicyAnswersMapOntoTiers(t *testing.T) {
 			t.Errorf("%+v, %v: want a refusal", p, err)
 		}
 	})
+}
+
+func TestExpireWorkerExpiresDueActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, tool("gated", plugins.TierGated))
+	ctx := context.Background()
+	var rec action.Record
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = action.Create(ctx, tx, action.Proposal{Call: call("gated", `{}`), Version: "1.0.0", TTL: time.Millisecond})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := b.exec.Propose(ctx, call("gated", `{}`))
+	pgtest.Eventually(t, "the short expiry passes", func() bool {
+		var past bool
+		_ = b.pool.QueryRow(ctx, `SELECT expires_at <= now() FROM core.actions WHERE id = $1`, rec.ID).Scan(&past)
+		return past
+	})
+	w := &executor.ExpireWorker{Pool: b.pool}
+	if err := w.Work(ctx, &river.Job[executor.ExpireArgs]{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := action.Get(ctx, b.pool, rec.ID); got.Approval.State != action.Expired {
+		t.Errorf("due action is %s, want expired", got.Approval.State)
+	}
+	if got, _ := action.Get(ctx, b.pool, fresh.Action.ID); got.Approval.State != action.Pending {
+		t.Errorf("fresh action is %s, want pending", got.Approval.State)
+	}
 }

@@ -2,8 +2,13 @@ package executor
 
 import (
 	"context"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"buddi/core/action"
 )
 
 // ExecuteArgs is the queue job that executes one approved action; there is one per action.
@@ -30,4 +35,31 @@ type Worker struct {
 func (w *Worker) Work(ctx context.Context, job *river.Job[ExecuteArgs]) error {
 	_, err := w.Executor.ExecuteApproved(ctx, job.Args.ActionID)
 	return err
+}
+
+// ExpireArgs is the periodic job that marks actions past their expiry as expired.
+type ExpireArgs struct{}
+
+// Kind is River's name for the job.
+func (ExpireArgs) Kind() string { return "action.expire" }
+
+// ExpireWorker runs ExpireArgs jobs.
+type ExpireWorker struct {
+	river.WorkerDefaults[ExpireArgs]
+	Pool *pgxpool.Pool
+}
+
+// Work expires what is due, with an event each.
+func (w *ExpireWorker) Work(ctx context.Context, _ *river.Job[ExpireArgs]) error {
+	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		_, err := action.ExpireDue(ctx, tx)
+		return err
+	})
+}
+
+// ExpirePeriodically is the periodic job buddi serve runs: every minute, and at start.
+func ExpirePeriodically() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(time.Minute), func() (river.JobArgs, *river.InsertOpts) {
+		return ExpireArgs{}, nil
+	}, &river.PeriodicJobOpts{RunOnStart: true})
 }
