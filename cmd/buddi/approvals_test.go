@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/action"
+	"buddi/db"
+	"buddi/internal/pgtest"
+	"buddi/plugins"
+)
+
+func TestApprovalsCommands(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	pool, err := db.Open(ctx, dsn, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var rec action.Record
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rec, err = action.Create(ctx, tx, action.Proposal{
+			Call:    plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"to":"ann@example.com"}`), Agent: "concierge"},
+			Version: "1.0.0",
+			Envelope: plugins.Envelope{Summary: "Send mail to ann@example.com", Preview: "To: ann@example.com\n\nhello",
+				Choices: []plugins.Choice{{Name: "from", Options: []string{"me@example.com", "alias@example.com"}}}},
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _, vars := env(t, "DATABASE_URL="+dsn)
+	mkdir(t, home)
+
+	code, out, errOut := runBuddi(t, vars, time.Minute, "approvals", "list", "--json")
+	var list []action.Record
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].ID != rec.ID {
+		t.Fatalf("list --json: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "approvals", "show", rec.ID)
+	if code != 0 || !strings.Contains(out, "To: ann@example.com") || !strings.Contains(out, "choose from: me@example.com | alias@example.com") {
+		t.Errorf("show: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runBuddi(t, vars, time.Minute, "approvals", "approve", rec.ID, "--pick", "from=evil@example.com")
+	if code != 1 || !strings.Contains(errOut, "not an option") {
+		t.Errorf("approve with a bad pick: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut = runBuddi(t, vars, time.Minute, "approvals", "approve", rec.ID, "--pick", "from=alias@example.com")
+	if code != 0 || !strings.Contains(out, "approved") {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runBuddi(t, vars, time.Minute, "approvals", "reject", rec.ID)
+	if code != 1 || !strings.Contains(errOut, "already decided on terminal: it is approved") {
+		t.Errorf("late reject: exit %d\n%s", code, errOut)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "approvals", "list")
+	if code != 0 || !strings.Contains(out, "nothing waits for you") {
+		t.Errorf("list after deciding: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runBuddi(t, vars, time.Minute, "approvals", "show", "00000000-0000-4000-8000-000000000000")
+	if code != 1 || !strings.Contains(errOut, "not found") {
+		t.Errorf("show unknown: exit %d\n%s", code, errOut)
+	}
+	var jobs int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'action.execute'`).Scan(&jobs); err != nil || jobs != 1 {
+		t.Errorf("execution jobs = %d, %v; want 1 waiting for buddi serve", jobs, err)
+	}
+}
