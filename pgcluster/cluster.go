@@ -276,7 +276,7 @@ func (c *Cluster) recover(ctx context.Context) error {
 	}
 	// A postmaster that died (killed, crashed) may leave backends behind that still hold its
 	// shared memory; a new server refuses to start until they are gone.
-	if err := reapBackends(ctx, pid); err != nil {
+	if err := awaitDetached(ctx, pidFile); err != nil {
 		return err
 	}
 	return removeStale(pidFile, pid, c.log)

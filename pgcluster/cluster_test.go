@@ -193,16 +193,32 @@ func TestStartAfterPostmasterKilled(t *testing.T) {
 		}
 		conns = append(conns, conn)
 	}
-	pid := c.Pid()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	key, _, ok := shmOf(filepath.Join(c.DataDir(), "postmaster.pid"))
+	if !ok {
+		t.Fatal("no shared memory key in postmaster.pid")
+	}
+	if len(attachedTo(key)) < 2 {
+		t.Fatalf("attachedTo(%d) = %v: want the postmaster and its backends", key, attachedTo(key))
+	}
+	// Stop the backends first, so they are still attached when the postmaster dies: the
+	// state a kill -9 races into.
+	backends := attachedTo(key)
+	for _, p := range backends {
+		if p != c.Pid() {
+			_ = syscall.Kill(p, syscall.SIGSTOP)
+		}
+	}
+	if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-c.Done()
 	if err := c.Start(startCtx(t)); err != nil {
 		t.Fatalf("start after the postmaster was killed: %v", err)
 	}
-	if left := leftoverBackends(pid); len(left) > 0 {
-		t.Errorf("backends of the killed server still run: %v", left)
+	for _, p := range backends {
+		if p != c.Pid() && alive(p) {
+			t.Errorf("backend %d of the killed server still runs", p)
+		}
 	}
 	query(t, c)
 	for _, conn := range conns {

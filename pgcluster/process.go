@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // readPid reads the process id on the first line of a postmaster.pid file.
@@ -103,9 +105,30 @@ func stopPid(ctx context.Context, pid int) error {
 	return fmt.Errorf("earlier postgres (pid %d) did not stop: stop it by hand and start buddi again", pid)
 }
 
-// leftoverBackends lists live postgres processes in process group pgid: the backends of a
-// server whose postmaster died (it led its own group), which still hold its shared memory.
-func leftoverBackends(pgid int) []int {
+// shmOf reads the System V shared memory key and id from a postmaster.pid (its seventh line).
+func shmOf(pidFile string) (key, id int, ok bool) {
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, 0, false
+	}
+	lines := strings.Split(string(raw), "\n")
+	if len(lines) < 7 {
+		return 0, 0, false
+	}
+	f := strings.Fields(lines[6])
+	if len(f) != 2 {
+		return 0, 0, false
+	}
+	key, err1 := strconv.Atoi(f[0])
+	id, err2 := strconv.Atoi(f[1])
+	return key, id, err1 == nil && err2 == nil
+}
+
+// attachedTo lists the live processes that have the shared memory segment with key mapped:
+// the backends of a server whose postmaster died. (Each backend leads its own session, so
+// neither the parent nor the process group finds them; the mapping does.)
+func attachedTo(key int) []int {
+	mark := []byte(fmt.Sprintf("SYSV%08x", key))
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -113,54 +136,57 @@ func leftoverBackends(pgid int) []int {
 	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() || !alive(pid) {
 			continue
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || end < open || end+2 >= len(stat) {
-			continue
-		}
-		if comm := string(stat[open+1 : end]); !strings.HasPrefix(comm, "postgres") {
-			continue
-		}
-		// After ")": state, ppid, pgrp.
-		fields := strings.Fields(string(stat[end+2:]))
-		if len(fields) < 3 || fields[0] == "Z" {
-			continue
-		}
-		if g, err := strconv.Atoi(fields[2]); err == nil && g == pgid {
+		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		if err == nil && bytes.Contains(maps, mark) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// reapBackends ends what is left of a dead server's process group: an immediate shutdown
-// request, then a kill, waiting until none is left.
-func reapBackends(ctx context.Context, pgid int) error {
-	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGKILL} {
-		left := leftoverBackends(pgid)
-		if len(left) == 0 {
-			return nil
+// awaitDetached waits until no process is attached to the shared memory of the dead server
+// that wrote pidFile: a new server refuses to start while one is. Backends notice their
+// postmaster's death and leave by themselves; those still there after a grace period are
+// told to quit, then killed.
+func awaitDetached(ctx context.Context, pidFile string) error {
+	key, id, ok := shmOf(pidFile)
+	if !ok {
+		return nil
+	}
+	attached := func() bool {
+		var desc unix.SysvShmDesc
+		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err != nil {
+			return false // the segment is gone
 		}
-		for _, pid := range left {
-			_ = syscall.Kill(pid, sig)
+		return desc.Nattch > 0
+	}
+	steps := []struct {
+		sig  syscall.Signal
+		wait time.Duration
+	}{{0, 2 * time.Second}, {syscall.SIGQUIT, 3 * time.Second}, {syscall.SIGKILL, 5 * time.Second}}
+	for _, st := range steps {
+		if st.sig != 0 {
+			for _, pid := range attachedTo(key) {
+				_ = syscall.Kill(pid, st.sig)
+			}
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) && len(leftoverBackends(pgid)) > 0 {
+		deadline := time.Now().Add(st.wait)
+		for attached() {
+			if time.Now().After(deadline) {
+				break
+			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
+		if !attached() {
+			return nil
+		}
 	}
-	if left := leftoverBackends(pgid); len(left) > 0 {
-		return fmt.Errorf("postgres processes %v of a dead server did not stop: stop them by hand and start buddi again", left)
-	}
-	return nil
+	return fmt.Errorf("processes %v still hold the old database server's memory: stop them and start buddi again", attachedTo(key))
 }

@@ -8,7 +8,9 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/executor"
+	"buddi/core/registry"
 	"buddi/dbsource"
+	"buddi/gateway"
 	"buddi/queue"
 )
 
@@ -94,14 +96,15 @@ func (c approvalsShowCmd) Run(env *runEnv) error {
 }
 
 type approvalsDecideCmd struct {
-	ID     string            `arg:"" help:"The action's id."`
-	Pick   map[string]string `help:"Answer a declared choice: --pick from=me@example.com."`
-	Reason string            `help:"A note kept with the decision."`
-	JSON   bool              `help:"Print JSON."`
+	ID       string            `arg:"" help:"The action's id."`
+	Pick     map[string]string `help:"Answer a declared choice: --pick from=me@example.com."`
+	Reason   string            `help:"A note kept with the decision."`
+	Remember string            `help:"Also allow this tool for this agent from now on: in this conversation or in all (for tools that allow it)." enum:",conversation,all" default:""`
+	JSON     bool              `help:"Print JSON."`
 }
 
 func (c approvalsDecideCmd) Run(env *runEnv) error {
-	return decide(env, c.ID, true, c.Pick, c.Reason, c.JSON)
+	return decide(env, action.Decision{ActionID: c.ID, Approve: true, Picks: c.Pick, Reason: c.Reason, Remember: action.Remember(c.Remember)}, c.JSON)
 }
 
 type approvalsRejectCmd struct {
@@ -111,10 +114,10 @@ type approvalsRejectCmd struct {
 }
 
 func (c approvalsRejectCmd) Run(env *runEnv) error {
-	return decide(env, c.ID, false, nil, c.Reason, c.JSON)
+	return decide(env, action.Decision{ActionID: c.ID, Reason: c.Reason}, c.JSON)
 }
 
-func decide(env *runEnv, id string, approve bool, picks map[string]string, reason string, asJSON bool) error {
+func decide(env *runEnv, d action.Decision, asJSON bool) error {
 	src, err := openActions(env)
 	if err != nil {
 		return err
@@ -124,16 +127,19 @@ func decide(env *runEnv, id string, approve bool, picks map[string]string, reaso
 	if err != nil {
 		return err
 	}
-	rec, err := executor.Decide(env.ctx, src.Pool, insert, action.Decision{
-		ActionID: id, Approve: approve, Surface: "terminal", Picks: picks, Reason: reason,
-	})
+	tools, err := registry.New(gateway.Manifests()...)
+	if err != nil {
+		return err
+	}
+	d.Surface = "terminal"
+	rec, err := executor.Decide(env.ctx, src.Pool, insert, tools, d)
 	var ad *action.AlreadyDecidedError
 	switch {
 	case errors.As(err, &ad):
 		return &exitError{code: 1, err: err}
 	case errors.Is(err, action.ErrNotFound):
 		return notFound(err)
-	case errors.Is(err, action.ErrExpired), errors.Is(err, action.ErrBadPick):
+	case errors.Is(err, action.ErrExpired), errors.Is(err, action.ErrBadPick), errors.Is(err, action.ErrNotReusable), errors.Is(err, action.ErrBadRemember):
 		return &exitError{code: 1, err: err}
 	case err != nil:
 		return err
@@ -142,7 +148,7 @@ func decide(env *runEnv, id string, approve bool, picks map[string]string, reaso
 		return writeJSON(env, rec)
 	}
 	verb := "rejected"
-	if approve {
+	if d.Approve {
 		verb = "approved; buddi serve executes it"
 	}
 	fmt.Fprintf(env.stdout, "%s %s: %s\n", rec.ID, verb, strings.TrimSpace(rec.Envelope.Summary))

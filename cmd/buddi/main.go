@@ -22,12 +22,13 @@ import (
 type cli struct {
 	LogLevel string `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Least severe log lines to print (${enum})."`
 
-	Serve     serveCmd     `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
-	DB        dbCmd        `cmd:"" name:"db" help:"Inspect and migrate the database."`
-	Doctor    doctorCmd    `cmd:"" help:"Check the installation and say what to do about each problem."`
-	Approvals approvalsCmd `cmd:"" help:"List, show, approve and reject actions that wait for you."`
-	Bench     benchCmd     `cmd:"" help:"Measure buddi's start-up and idle memory."`
-	Version   versionCmd   `cmd:"" help:"Print the version."`
+	Serve       serveCmd       `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
+	DB          dbCmd          `cmd:"" name:"db" help:"Inspect and migrate the database."`
+	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
+	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`
+	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
+	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up and idle memory."`
+	Version     versionCmd     `cmd:"" help:"Print the version."`
 }
 
 // runEnv is what every command's Run receives.

@@ -118,6 +118,8 @@ type Proposal struct {
 	Envelope plugins.Envelope
 	// TTL is how long the action waits for a decision; default DefaultTTL.
 	TTL time.Duration
+	// Reason says why the call needs an approval (the tier decision), for the event log.
+	Reason string
 }
 
 // Create records an action and its pending approval in tx, with an action.proposed event.
@@ -153,7 +155,7 @@ func Create(ctx context.Context, tx pgx.Tx, p Proposal) (Record, error) {
 	}
 	if _, err := eventlog.Append(ctx, tx, "action.proposed", p.Call.ConversationID, map[string]any{
 		"action_id": id, "tool": p.Call.Tool, "version": p.Version, "agent": p.Call.Agent,
-		"run_id": p.Call.RunID, "hash": hash, "summary": p.Envelope.Summary,
+		"run_id": p.Call.RunID, "hash": hash, "summary": p.Envelope.Summary, "reason": p.Reason,
 	}); err != nil {
 		return Record{}, err
 	}

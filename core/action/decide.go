@@ -26,7 +26,20 @@ type Decision struct {
 	Picks map[string]string
 	// Reason is the owner's note, if any.
 	Reason string
+	// Remember, on an approval, also grants a standing permission for the tool: RememberConversation
+	// for this conversation, RememberAll for all of the agent's. Only for tools that opt in.
+	Remember Remember
 }
+
+// Remember is the scope of a standing permission granted with an approval.
+type Remember string
+
+// The scopes.
+const (
+	RememberNone         Remember = ""
+	RememberConversation Remember = "conversation"
+	RememberAll          Remember = "all"
+)
 
 // AlreadyDecidedError tells the loser of a race (or a late decision) how the action went.
 type AlreadyDecidedError struct {
@@ -46,6 +59,9 @@ func (e *AlreadyDecidedError) Error() string {
 
 // ErrExpired means the action waited past its expiry; it is now expired.
 var ErrExpired = errors.New("action: expired")
+
+// ErrBadRemember means a standing permission was asked for with a scope that does not fit.
+var ErrBadRemember = errors.New("action: remember needs \"conversation\" (for an action in one) or \"all\"")
 
 // ErrBadPick means a pick names no declared choice or an option it does not offer.
 var ErrBadPick = errors.New("action: pick not among the declared choices")

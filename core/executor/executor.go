@@ -69,11 +69,12 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 		return e.refuse(ctx, call, err)
 	}
 	if e.Policy != nil {
-		tier, refusal := e.policyTier(ctx, call, res)
+		tier, why, refusal := e.policyTier(ctx, call, res)
 		if refusal != nil {
 			return e.refuse(ctx, call, refusal)
 		}
 		res.Tier = tier
+		res.Reason = strings.TrimPrefix(res.Reason+"; "+why, "; ")
 	}
 	switch res.Tier {
 	case plugins.TierAuto, plugins.TierSession:
@@ -84,21 +85,22 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 	return e.refuse(ctx, call, fmt.Errorf("tier %q is not executable", res.Tier))
 }
 
-// policyTier applies the permission engine to a resolved call.
-func (e *Executor) policyTier(ctx context.Context, call plugins.Call, res registry.Resolution) (plugins.Tier, error) {
+// policyTier applies the permission engine to a resolved call: the tier, the engine's
+// reason, or a refusal.
+func (e *Executor) policyTier(ctx context.Context, call plugins.Call, res registry.Resolution) (plugins.Tier, string, error) {
 	agent, settings, err := e.Policy(ctx, call)
 	if err != nil {
-		return "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: "the permission policy could not be read, so the call is refused", Err: err}
+		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: "the permission policy could not be read, so the call is refused", Err: err}
 	}
 	d := permission.Evaluate(permission.Call{Tool: call.Tool, Effects: res.Spec.Effects, Args: res.Args}, agent, settings)
 	tier, ok := d.Tier()
 	if !ok {
-		return "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: d.Reason}
+		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: d.Reason}
 	}
 	if tier == plugins.TierGated {
-		return plugins.TierGated, nil // prompt: an approval card, whatever the registry allowed
+		return plugins.TierGated, d.Reason, nil // prompt: an approval card, whatever the registry allowed
 	}
-	return res.Tier, nil
+	return res.Tier, d.Reason, nil
 }
 
 // CodePolicyBlocked is the refusal code of a call the permission engine blocked.
@@ -154,7 +156,7 @@ func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Res
 	}
 	var rec action.Record
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		if rec, err = action.Create(ctx, tx, action.Proposal{Call: call, Version: res.Version, Envelope: env}); err != nil {
+		if rec, err = action.Create(ctx, tx, action.Proposal{Call: call, Version: res.Version, Envelope: env, Reason: res.Reason}); err != nil {
 			return err
 		}
 		if !res.Spec.ReusableApproval {
@@ -188,19 +190,25 @@ func Enqueue(ctx context.Context, tx pgx.Tx, insert Inserter, id string) error {
 }
 
 // Decide records the owner's decision and, for an approval, enqueues the execution in the
-// same transaction, so an approval is never left without its job. A decision on an action
-// past its expiry marks the due actions expired and returns action.ErrExpired.
-func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, d action.Decision) (action.Record, error) {
+// same transaction, so an approval is never left without its job; with d.Remember it also
+// grants the standing permission, which needs tools to know the tool opted in. A decision on
+// an action past its expiry marks the due actions expired and returns action.ErrExpired.
+func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *registry.Registry, d action.Decision) (action.Record, error) {
 	var rec action.Record
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var err error
 		if rec, err = action.Decide(ctx, tx, d); err != nil {
 			return err
 		}
-		if d.Approve {
-			return Enqueue(ctx, tx, insert, d.ActionID)
+		if !d.Approve {
+			return nil
 		}
-		return nil
+		if d.Remember != action.RememberNone {
+			if err := remember(ctx, tx, tools, rec, d); err != nil {
+				return err
+			}
+		}
+		return Enqueue(ctx, tx, insert, d.ActionID)
 	})
 	if errors.Is(err, action.ErrExpired) {
 		_ = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -209,6 +217,32 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, d action.D
 		})
 	}
 	return rec, err
+}
+
+// remember grants the standing permission an approval asked for.
+func remember(ctx context.Context, tx pgx.Tx, tools *registry.Registry, rec action.Record, d action.Decision) error {
+	if tools == nil {
+		return fmt.Errorf("remember %s: %w", rec.Tool, action.ErrNotReusable)
+	}
+	var spec plugins.Spec
+	for _, s := range tools.Tools() {
+		if s.Name == rec.Tool {
+			spec = s
+		}
+	}
+	conv := ""
+	switch d.Remember {
+	case action.RememberConversation:
+		if rec.ConversationID == "" {
+			return fmt.Errorf("remember %s for this conversation: the action belongs to none, remember it for all: %w", rec.Tool, action.ErrBadRemember)
+		}
+		conv = rec.ConversationID
+	case action.RememberAll:
+	default:
+		return fmt.Errorf("remember %q: %w", d.Remember, action.ErrBadRemember)
+	}
+	_, err := action.Grant(ctx, tx, spec, rec.ToolVersion, rec.Agent, conv, d.Surface)
+	return err
 }
 
 func firstLine(s string) string {

@@ -110,7 +110,7 @@ func call(name string, args string) plugins.Call {
 
 func approve(t testing.TB, b bundle, id string) {
 	t.Helper()
-	if _, err := executor.Decide(context.Background(), b.pool, b.river, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
+	if _, err := executor.Decide(context.Background(), b.pool, b.river, nil, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -312,14 +312,14 @@ func TestRejectedIsNeverExecuted(t *testing.T) {
 	b := setup(t, gated)
 	ctx := context.Background()
 	p, _ := b.exec.Propose(ctx, call("gated", `{}`))
-	if _, err := executor.Decide(ctx, b.pool, b.river, action.Decision{ActionID: p.Action.ID, Surface: "telegram", Reason: "not now"}); err != nil {
+	if _, err := executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: p.Action.ID, Surface: "telegram", Reason: "not now"}); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
 	if err != nil || rec.Approval.State != action.Rejected || gated.runs.Load() != 0 {
 		t.Fatalf("%s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
 	}
-	_, err = executor.Decide(ctx, b.pool, b.river, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"})
+	_, err = executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"})
 	var ad *action.AlreadyDecidedError
 	if !errors.As(err, &ad) || ad.State != action.Rejected || ad.By != "telegram" {
 		t.Errorf("late approval: %v, want already rejected on telegram", err)

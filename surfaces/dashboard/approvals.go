@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
 
 	"buddi/core/action"
 	"buddi/core/executor"
@@ -51,6 +54,8 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 type decisionBody struct {
 	Picks  map[string]string `json:"picks"`
 	Reason string            `json:"reason"`
+	// Remember, on approve: "conversation" or "all" grants a standing permission.
+	Remember action.Remember `json:"remember"`
 }
 
 func (s *Server) decideApproval(approve bool) http.HandlerFunc {
@@ -69,8 +74,9 @@ func (s *Server) decideApproval(approve bool) http.HandlerFunc {
 				return
 			}
 		}
-		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Insert, action.Decision{
+		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Insert, s.deps.Tools, action.Decision{
 			ActionID: r.PathValue("id"), Approve: approve, Surface: "dashboard", Picks: body.Picks, Reason: body.Reason,
+			Remember: body.Remember,
 		})
 		if err != nil {
 			s.fail(w, r, err)
@@ -90,10 +96,36 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, action.ErrExpired):
 		writeError(w, http.StatusGone, err.Error())
-	case errors.Is(err, action.ErrBadPick):
+	case errors.Is(err, action.ErrBadPick), errors.Is(err, action.ErrNotReusable), errors.Is(err, action.ErrBadRemember):
 		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	default:
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusInternalServerError, "buddi could not answer; the log says why")
 	}
+}
+
+func (s *Server) listPermissions(w http.ResponseWriter, r *http.Request) {
+	out, err := action.ListStanding(r.Context(), s.deps.Pool)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if out == nil {
+		out = []action.Standing{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) revokePermission(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "no standing permission "+r.PathValue("id"))
+		return
+	}
+	err = pgx.BeginFunc(r.Context(), s.deps.Pool, func(tx pgx.Tx) error { return action.Revoke(r.Context(), tx, id, "dashboard") })
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "revoked": true})
 }

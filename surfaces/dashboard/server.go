@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/executor"
+	"buddi/core/registry"
 	"buddi/health"
 )
 
@@ -44,6 +45,8 @@ type Deps struct {
 	Pool *pgxpool.Pool
 	// Insert enqueues the execution of an approved action.
 	Insert executor.Inserter
+	// Tools is the registry, to grant standing permissions for tools that opt in.
+	Tools *registry.Registry
 	Log    *slog.Logger
 }
 
@@ -66,6 +69,8 @@ func NewServer(deps Deps) *Server {
 	mux.HandleFunc("GET /api/approvals/{id}", s.getApproval)
 	mux.Handle("POST /api/approvals/{id}/approve", guardWrite(s.decideApproval(true)))
 	mux.Handle("POST /api/approvals/{id}/reject", guardWrite(s.decideApproval(false)))
+	mux.HandleFunc("GET /api/permissions", s.listPermissions)
+	mux.Handle("POST /api/permissions/{id}/revoke", guardWrite(http.HandlerFunc(s.revokePermission)))
 	s.http = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
