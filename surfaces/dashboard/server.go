@@ -47,7 +47,7 @@ type Deps struct {
 	Insert executor.Inserter
 	// Tools is the registry, to grant standing permissions for tools that opt in.
 	Tools *registry.Registry
-	Log    *slog.Logger
+	Log   *slog.Logger
 }
 
 // Server serves the dashboard's routes on one listener.
