@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,50 @@ func TestApprovalsCommands(t *testing.T) {
 	var jobs int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'action.execute'`).Scan(&jobs); err != nil || jobs != 1 {
 		t.Errorf("execution jobs = %d, %v; want 1 waiting for buddi serve", jobs, err)
+	}
+}
+
+func TestPermissionsCommands(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	pool, err := db.Open(ctx, dsn, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var granted action.Standing
+	var pending action.Record
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if granted, err = action.Grant(ctx, tx, plugins.Spec{Name: "dev.test", ReusableApproval: true}, "1", "dev", "", "dashboard"); err != nil {
+			return err
+		}
+		pending, err = action.Create(ctx, tx, action.Proposal{Call: plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "concierge"}, Version: "1"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _, vars := env(t, "DATABASE_URL="+dsn)
+	mkdir(t, home)
+
+	code, out, _ := runBuddi(t, vars, time.Minute, "permissions", "list", "--json")
+	var list []action.Standing
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].ID != granted.ID {
+		t.Fatalf("permissions list --json: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "permissions", "revoke", strconv.FormatInt(granted.ID, 10)); code != 0 || !strings.Contains(out, "revoked") {
+		t.Errorf("revoke: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "permissions", "revoke", strconv.FormatInt(granted.ID, 10)); code != 1 || !strings.Contains(errOut, "buddi permissions list") {
+		t.Errorf("second revoke: exit %d\n%s", code, errOut)
+	}
+	// A tool that did not opt in cannot be remembered; the approval is not taken either.
+	code, _, errOut := runBuddi(t, vars, time.Minute, "approvals", "approve", pending.ID, "--remember", "all")
+	if code != 1 || !strings.Contains(errOut, "standing permission") {
+		t.Errorf("approve --remember for a tool that did not opt in: exit %d\n%s", code, errOut)
+	}
+	if rec, _ := action.Get(ctx, pool, pending.ID); rec.Approval.State != action.Pending {
+		t.Errorf("a refused remember still decided the action: %s", rec.Approval.State)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,41 @@ func TestWritesRefuseForeignRequests(t *testing.T) {
 	}
 	if rec, _ := action.Get(context.Background(), pool, id); rec.Approval.State != action.Pending {
 		t.Errorf("a refused request changed the action to %s", rec.Approval.State)
+	}
+}
+
+func TestPermissionsListAndRevoke(t *testing.T) {
+	t.Parallel()
+	ts, pool := serve(t)
+	var granted action.Standing
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		var err error
+		granted, err = action.Grant(context.Background(), tx, plugins.Spec{Name: "dev.test", ReusableApproval: true}, "1", "dev", "", "terminal")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := ts.URL + "/api/permissions/" + strconv.FormatInt(granted.ID, 10) + "/revoke"
+	if code, _ := do(t, "POST", url, map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}, ""); code != http.StatusForbidden {
+		t.Errorf("foreign revoke: %d, want 403", code)
+	}
+	if code, _ := do(t, "POST", url, map[string]string{"Content-Type": "text/plain"}, ""); code != http.StatusUnsupportedMediaType {
+		t.Errorf("non-JSON revoke: %d, want 415", code)
+	}
+	if code, body := do(t, "POST", url, map[string]string{"Content-Type": "application/json"}, ""); code != http.StatusOK || body["revoked"] != true {
+		t.Errorf("revoke: %d %v", code, body)
+	}
+	if code, _ := do(t, "POST", url, map[string]string{"Content-Type": "application/json"}, ""); code != http.StatusNotFound {
+		t.Errorf("second revoke: %d, want 404", code)
+	}
+	resp, err := http.Get(ts.URL + "/api/permissions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list []action.Standing
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list) != 1 || list[0].RevokedBy != "dashboard" {
+		t.Errorf("list = %+v, %v", list, err)
 	}
 }
