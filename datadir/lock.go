@@ -19,6 +19,7 @@ type LockedError struct {
 	Pid int
 }
 
+// Error says what happened in one sentence.
 func (e *LockedError) Error() string {
 	who := "another buddi"
 	if e.Pid > 0 {
@@ -27,6 +28,7 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("%s is already using %s: stop it first, or set BUDDI_HOME to another directory", who, e.Dir)
 }
 
+// Unwrap gives the cause, for errors.Is and errors.As.
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // Lock is an exclusive hold on a data directory. The kernel releases it when the process

@@ -63,10 +63,12 @@ type UnreachableError struct {
 	Err    error
 }
 
+// Error says what happened in one sentence.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("cannot reach the database at %s (%s): check that it is running and that DATABASE_URL is right", e.Target, cause(e.Err))
 }
 
+// Unwrap gives the cause, for errors.Is and errors.As.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // cause is the innermost useful part of a connection error, on one line.

@@ -29,10 +29,12 @@ var ErrNotInitialised = errors.New("dbsource: not initialised")
 // NotInitialisedError names the data directory.
 type NotInitialisedError struct{ Home string }
 
+// Error says what happened in one sentence.
 func (e *NotInitialisedError) Error() string {
 	return fmt.Sprintf("buddi has not been set up in %s yet: run `buddi serve` once (or `buddi db migrate`)", e.Home)
 }
 
+// Unwrap gives the cause, for errors.Is and errors.As.
 func (e *NotInitialisedError) Unwrap() error { return ErrNotInitialised }
 
 // Source is an open database.

@@ -17,11 +17,13 @@ var ErrNoBinaries = errors.New("pgcluster: no PostgreSQL server binaries")
 // NoBinariesError says where the binaries were looked for.
 type NoBinariesError struct{ Looked []string }
 
+// Error says what happened in one sentence.
 func (e *NoBinariesError) Error() string {
 	return fmt.Sprintf("no PostgreSQL server (initdb and postgres) was found in %s: install PostgreSQL (on Debian: apt-get install postgresql) or set DATABASE_URL to a server you run",
 		strings.Join(e.Looked, ", "))
 }
 
+// Unwrap gives the cause, for errors.Is and errors.As.
 func (e *NoBinariesError) Unwrap() error { return ErrNoBinaries }
 
 // FindBinaries returns the directory that holds initdb and postgres. When override is set it

@@ -49,6 +49,7 @@ type AlreadyDecidedError struct {
 	At       *time.Time
 }
 
+// Error says what happened in one sentence.
 func (e *AlreadyDecidedError) Error() string {
 	by := ""
 	if e.By != "" {
