@@ -66,7 +66,10 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
 		// Timeout shorter than this.
 		RescueStuckJobsAfter: 15 * time.Minute,
-		JobTimeout:           5 * time.Minute,
+		// An approval is interactive: the owner waits for its job. River's default cooldown
+		// between fetches (100 ms) would add up to that much to every approve-to-executed.
+		FetchCooldown: 10 * time.Millisecond,
+		JobTimeout:    5 * time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: new client: %w", err)

@@ -168,7 +168,13 @@ func (s *served) fetchHealth() (health.Report, error) {
 // stop sends SIGTERM and returns the exit code.
 func (s *served) stop() int {
 	s.t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	return s.stopWith(syscall.SIGTERM)
+}
+
+// stopWith sends sig and returns the exit code.
+func (s *served) stopWith(sig syscall.Signal) int {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
 		s.t.Fatal(err)
 	}
 	select {

@@ -121,8 +121,8 @@ func TestServeRecoversAfterKill9(t *testing.T) {
 	if processAlive(orphan) {
 		t.Errorf("the earlier postgres (pid %d) was neither adopted nor replaced", orphan)
 	}
-	if code := second.stop(); code != 0 {
-		t.Errorf("exit code = %d, want 0", code)
+	if code := second.stopWith(syscall.SIGINT); code != 0 {
+		t.Errorf("exit code after SIGINT = %d, want 0", code)
 	}
 	if left := processesUnder(home); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
