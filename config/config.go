@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,6 +77,11 @@ func (c *Config) fill() error {
 	if c.WebHost == "" {
 		c.WebHost = "127.0.0.1"
 	}
+	if ip := net.ParseIP(c.WebHost); c.WebHost != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		// Off loopback the binding is no longer the credential: that needs the sign-in
+		// tickets and session cookies of the dashboard, which this build does not have.
+		return fmt.Errorf("BUDDI_WEB_HOST=%s is not a loopback address, and remote access needs sign-in, which this build does not have yet: unset it (buddi listens on 127.0.0.1)", c.WebHost)
+	}
 	if c.WebPort == 0 {
 		c.WebPort = DefaultWebPort
 	}
@@ -87,7 +93,7 @@ func (c Config) Embedded() bool { return c.DatabaseURL == "" }
 
 // WebAddr is the dashboard's listen address, host:port.
 func (c Config) WebAddr() string {
-	return fmt.Sprintf("%s:%d", c.WebHost, c.WebPort)
+	return net.JoinHostPort(c.WebHost, fmt.Sprint(c.WebPort))
 }
 
 // ClusterDir is where the embedded Postgres cluster lives: <home>/pg.

@@ -29,13 +29,13 @@ func TestDefaults(t *testing.T) {
 
 func TestEnvironmentOverrides(t *testing.T) {
 	c, err := FromLookup(lookup(map[string]string{
-		"BUDDI_HOME": "/srv/b", "BUDDI_WEB_PORT": " 5000 ", "BUDDI_WEB_HOST": "0.0.0.0",
+		"BUDDI_HOME": "/srv/b", "BUDDI_WEB_PORT": " 5000 ", "BUDDI_WEB_HOST": "::1",
 		"DATABASE_URL": "postgres://x@y/z", "BUDDI_PG_BINDIR": "/opt/pg/bin",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Home != "/srv/b" || c.WebPort != 5000 || c.WebHost != "0.0.0.0" || c.Embedded() || c.PGBinDir != "/opt/pg/bin" {
+	if c.Home != "/srv/b" || c.WebPort != 5000 || c.WebHost != "::1" || c.Embedded() || c.PGBinDir != "/opt/pg/bin" {
 		t.Errorf("got %+v", c)
 	}
 }
@@ -45,6 +45,21 @@ func TestBadPort(t *testing.T) {
 		_, err := FromLookup(lookup(map[string]string{"BUDDI_HOME": "/x", "BUDDI_WEB_PORT": p}))
 		if err == nil || !strings.Contains(err.Error(), "BUDDI_WEB_PORT") {
 			t.Errorf("BUDDI_WEB_PORT=%q: err = %v, want one naming the variable", p, err)
+		}
+	}
+}
+
+// Off loopback the binding stops being the credential; until sign-in exists buddi refuses.
+func TestNonLoopbackHostRefused(t *testing.T) {
+	for _, h := range []string{"0.0.0.0", "192.0.2.10", "buddi.example", "::"} {
+		_, err := FromLookup(lookup(map[string]string{"BUDDI_HOME": "/x", "BUDDI_WEB_HOST": h}))
+		if err == nil || !strings.Contains(err.Error(), "BUDDI_WEB_HOST") {
+			t.Errorf("BUDDI_WEB_HOST=%s: err = %v, want a refusal naming the variable", h, err)
+		}
+	}
+	for _, h := range []string{"127.0.0.1", "localhost", "::1", "127.0.0.2"} {
+		if _, err := FromLookup(lookup(map[string]string{"BUDDI_HOME": "/x", "BUDDI_WEB_HOST": h})); err != nil {
+			t.Errorf("BUDDI_WEB_HOST=%s: %v", h, err)
 		}
 	}
 }

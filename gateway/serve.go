@@ -122,7 +122,8 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	parts := supervisor.Parts{
 		Queue: supervisor.Queue(q, qstate),
 		Dashboard: dashboard.Actor(sys, listener, func() *dashboard.Server {
-			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log})
+			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
+				Addr: h.listener})
 		}),
 	}
 	if src.Cluster != nil {

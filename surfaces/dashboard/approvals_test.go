@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -180,5 +181,53 @@ func TestPermissionsListAndRevoke(t *testing.T) {
 	var list []action.Standing
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list) != 1 || list[0].RevokedBy != "dashboard" {
 		t.Errorf("list = %+v, %v", list, err)
+	}
+}
+
+// A page on another site whose name resolves to 127.0.0.1 (DNS rebinding) sends its own name
+// as Host, with a matching Origin: every route refuses it.
+func TestForeignHostIsRefused(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	insert, err := queue.InsertOnly(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	srv := dashboard.NewServer(dashboard.Deps{
+		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
+		Pool:   pool, Insert: insert, Addr: ts.Listener.Addr().String(),
+	})
+	ts.Config.Handler = srv.Handler()
+	ts.Start()
+	defer ts.Close()
+	id := newAction(t, pool)
+	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	for _, tt := range []struct {
+		method, path, host string
+		want               int
+	}{
+		{"GET", "/api/approvals", "evil.example:" + port, http.StatusMisdirectedRequest},
+		{"GET", "/api/health", "evil.example:" + port, http.StatusMisdirectedRequest},
+		{"POST", "/api/approvals/" + id + "/approve", "evil.example:" + port, http.StatusMisdirectedRequest},
+		{"GET", "/api/approvals", "localhost:" + port, http.StatusOK},
+		{"GET", "/api/approvals", "127.0.0.1:" + port, http.StatusOK},
+	} {
+		req, _ := http.NewRequest(tt.method, ts.URL+tt.path, strings.NewReader("{}"))
+		req.Host = tt.host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", "http://"+tt.host)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s %s with Host %s: %d, want %d", tt.method, tt.path, tt.host, resp.StatusCode, tt.want)
+		}
+	}
+	if rec, _ := action.Get(context.Background(), pool, id); rec.Approval.State != action.Pending {
+		t.Errorf("a rebinding page decided the action: %s", rec.Approval.State)
 	}
 }

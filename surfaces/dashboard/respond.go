@@ -3,8 +3,10 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -21,6 +23,23 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// loopbackOnly refuses a request whose Host is not this server's loopback address. A page
+// on another site that rebinds its own name to 127.0.0.1 reaches this port with its own name
+// in Host (and a matching Origin): without this check it could read and decide approvals.
+func loopbackOnly(addr string, next http.Handler) http.Handler {
+	_, port, _ := net.SplitHostPort(addr)
+	allowed := map[string]bool{
+		"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true, strings.ToLower(addr): true,
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !allowed[strings.ToLower(r.Host)] {
+			writeError(w, http.StatusMisdirectedRequest, "this address is not buddi's: open http://127.0.0.1:"+port)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // guardWrite refuses a write that a page on another origin could have sent: an Origin other
 // than this server's, a cross-site fetch, or a body that is not JSON (a form post cannot send
