@@ -93,6 +93,12 @@ type Call struct {
 	Owner *OwnerRequest
 	// Granted reports whether the tool is in the agent's tools grant.
 	Granted bool
+	// Now is the call's clock: when it was proposed. Describe renders with it (never with the
+	// wall clock), so the executor's second Describe before dispatch sees the same moment.
+	Now time.Time
+	// Picks are the owner's answers to the envelope's declared choices, by choice name; set
+	// only when an approved action executes.
+	Picks map[string]string
 }
 
 // OwnerRequest is an authenticated request from the owner on a surface.

@@ -65,12 +65,20 @@ type Action struct {
 	CreatedAt       time.Time        `json:"created_at"`
 }
 
-// Call rebuilds the tool call the action was made from, with its original identity.
+// Call rebuilds the tool call the action was made from, with its original identity and
+// clock (Describe sees exactly what it saw when the action was made).
 func (a Action) Call() plugins.Call {
 	return plugins.Call{
 		Tool: a.Tool, Args: a.Args, Agent: a.Agent, ConversationID: a.ConversationID,
-		RunID: a.RunID, DelegationDepth: a.DelegationDepth,
+		RunID: a.RunID, DelegationDepth: a.DelegationDepth, Now: a.CreatedAt,
 	}
+}
+
+// Call is the approved call to execute: the action's call with the owner's picks.
+func (r Record) Call() plugins.Call {
+	c := r.Action.Call()
+	c.Picks = r.Approval.Picks
+	return c
 }
 
 // Approval is the decision state of one action.
@@ -140,13 +148,18 @@ func Create(ctx context.Context, tx pgx.Tx, p Proposal) (Record, error) {
 		return Record{}, fmt.Errorf("create action for %s: envelope: %w", p.Call.Tool, err)
 	}
 	var id string
+	var clock *time.Time // the call's clock is the action's creation time, when the caller set one
+	if !p.Call.Now.IsZero() {
+		clock = &p.Call.Now
+	}
 	err = tx.QueryRow(ctx, `
 		INSERT INTO core.actions (tool, tool_version, agent, conversation_id, run_id, delegation_depth,
-		                          args, envelope, policy_version, hash, expires_at)
-		VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7, $8, $9, $10, now() + $11::interval)
+		                          args, envelope, policy_version, hash, expires_at, created_at)
+		VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7, $8, $9, $10,
+		        COALESCE($12, now()) + $11::interval, COALESCE($12, now()))
 		RETURNING id`,
 		p.Call.Tool, p.Version, p.Call.Agent, p.Call.ConversationID, p.Call.RunID, p.Call.DelegationDepth,
-		string(args), string(env), PolicyVersion, hash, p.TTL.String()).Scan(&id)
+		string(args), string(env), PolicyVersion, hash, p.TTL.String(), clock).Scan(&id)
 	if err != nil {
 		return Record{}, fmt.Errorf("create action for %s: %w", p.Call.Tool, err)
 	}

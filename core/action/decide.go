@@ -195,7 +195,11 @@ func Transition(ctx context.Context, tx pgx.Tx, id string, from, to State, reaso
 	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
-	_, err = eventlog.Append(ctx, tx, "action."+string(to), "", map[string]any{"action_id": id, "from": from, "reason": reason})
+	var conv string
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(conversation_id::text, '') FROM core.actions WHERE id = $1`, id).Scan(&conv); err != nil {
+		return false, fmt.Errorf("action %s: %w", id, err)
+	}
+	_, err = eventlog.Append(ctx, tx, "action."+string(to), conv, map[string]any{"action_id": id, "from": from, "reason": reason})
 	return err == nil, err
 }
 

@@ -108,12 +108,22 @@ func ListStanding(ctx context.Context, q eventlog.Querier) ([]Standing, error) {
 // StandingPrefix marks an approval decided by a standing permission: "standing:<id>".
 const StandingPrefix = "standing:"
 
-// ApproveByStanding approves a pending action under standing permission id, in tx.
+// ApproveByStanding approves a pending action under standing permission id, in tx. Its
+// declared choices take their defaults; a choice without one needs the owner, so the action
+// stays pending and ErrBadPick says why.
 func ApproveByStanding(ctx context.Context, tx pgx.Tx, actionID string, id int64) (Record, error) {
 	by := fmt.Sprintf("%s%d", StandingPrefix, id)
+	pending, err := Get(ctx, tx, actionID)
+	if err != nil {
+		return Record{}, err
+	}
+	picks, err := validatePicks(pending, nil)
+	if err != nil {
+		return Record{}, err
+	}
 	tag, err := tx.Exec(ctx, `
-		UPDATE core.approvals SET state = 'approved', decided_by = $2, decided_at = now(), updated_at = now()
-		WHERE action_id = $1 AND state = 'pending'`, actionID, by)
+		UPDATE core.approvals SET state = 'approved', decided_by = $2, decided_at = now(), picks = $3, updated_at = now()
+		WHERE action_id = $1 AND state = 'pending'`, actionID, by, picks)
 	if err != nil {
 		return Record{}, fmt.Errorf("approve action %s by %s: %w", actionID, by, err)
 	}

@@ -42,7 +42,20 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	if v := e.reg.Version(rec.Tool); v != rec.ToolVersion {
 		return e.end(ctx, rec, action.Refused, fmt.Sprintf("%s is now version %q, not the approved %q", rec.Tool, v, rec.ToolVersion), nil)
 	}
-	env, err := e.reg.Describe(ctx, call)
+	if e.Policy != nil { // authorization is rechecked: a deny or network rule added since approval wins
+		res, err := e.reg.Resolve(ctx, call, e.Now())
+		if err == nil {
+			_, _, err = e.policyTier(ctx, call, res)
+		}
+		var ref *registry.Refusal
+		if errors.As(err, &ref) && ref.Code == CodePolicyBlocked {
+			return e.end(ctx, rec, action.Refused, "the permission policy now refuses it: "+ref.Reason, nil)
+		}
+	}
+	// Describe again exactly as at proposal: same arguments, agent and clock, no picks.
+	describe := call
+	describe.Picks = nil
+	env, err := e.reg.Describe(ctx, describe)
 	if err != nil {
 		return e.end(ctx, rec, action.Refused, "the effect can no longer be described: "+refusalReason(err), nil)
 	}
@@ -51,28 +64,39 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 		return e.end(ctx, rec, action.Refused, "the effect changed since it was approved", nil)
 	}
 
-	attempt, err := recordAttempt(ctx, e.pool, rec)
-	if err != nil {
-		return rec, err
+	attempt, first, err := recordAttempt(ctx, e.pool, rec)
+	if err != nil || !first {
+		got, gerr := action.Get(ctx, e.pool, id)
+		if err == nil {
+			err = gerr
+		}
+		return got, err // another executor dispatched it
 	}
 	out := e.reg.Run(ctx, call, &rec.Envelope)
+	// The effect has happened (or may have): what follows must be recorded even when the
+	// job's context is cancelled now.
+	wctx := context.WithoutCancel(ctx)
 	state := action.State(out.Status)
-	if err := e.recordResult(ctx, call, rec.ID, out); err != nil {
-		return rec, err
-	}
 	reason := ""
 	if out.Err != nil {
 		reason = firstLine(out.Err.Error())
 	}
 	var final action.Record
-	err = pgx.BeginFunc(context.WithoutCancel(ctx), e.pool, func(tx pgx.Tx) error {
-		if err := finishAttempt(ctx, tx, attempt, state, reason); err != nil {
+	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
+		if err := finishAttempt(wctx, tx, attempt, state, reason); err != nil {
 			return err
 		}
-		if _, err := action.Transition(ctx, tx, rec.ID, action.Executing, state, reason, mustJSON(out.Result)); err != nil {
+		if err := e.recordResult(wctx, tx, call, rec.ID, out); err != nil {
 			return err
 		}
-		final, err = action.Get(ctx, tx, rec.ID)
+		moved, err := action.Transition(wctx, tx, rec.ID, action.Executing, state, reason, mustJSON(out.Result))
+		if err != nil {
+			return err
+		}
+		if !moved {
+			e.log.Warn("an outcome arrived for an action no longer executing; kept in the ledger only", "action", rec.ID, "outcome", state)
+		}
+		final, err = action.Get(wctx, tx, rec.ID)
 		return err
 	})
 	return final, err
@@ -117,12 +141,13 @@ func (e *Executor) claim(ctx context.Context, id string) (bool, error) {
 // end finishes an executing action without dispatching it.
 func (e *Executor) end(ctx context.Context, rec action.Record, to action.State, reason string, result []byte) (action.Record, error) {
 	var final action.Record
-	err := pgx.BeginFunc(context.WithoutCancel(ctx), e.pool, func(tx pgx.Tx) error {
-		if _, err := action.Transition(ctx, tx, rec.ID, action.Executing, to, reason, result); err != nil {
+	wctx := context.WithoutCancel(ctx)
+	err := pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
+		if _, err := action.Transition(wctx, tx, rec.ID, action.Executing, to, reason, result); err != nil {
 			return err
 		}
 		var err error
-		final, err = action.Get(ctx, tx, rec.ID)
+		final, err = action.Get(wctx, tx, rec.ID)
 		return err
 	})
 	e.log.Warn("action not executed", "action", rec.ID, "tool", rec.Tool, "state", to, "reason", reason)

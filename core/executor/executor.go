@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"buddi/core/action"
+	"buddi/core/canonical"
 	"buddi/core/eventlog"
 	"buddi/core/permission"
 	"buddi/core/registry"
@@ -127,14 +128,29 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 	}); err != nil {
 		return Proposed{}, err
 	}
+	attempt, err := recordDirectAttempt(ctx, e.pool, call.Tool)
+	if err != nil {
+		return Proposed{}, err
+	}
 	out := e.reg.Run(ctx, call, nil)
-	if err := e.recordResult(ctx, call, "", out); err != nil {
+	wctx := context.WithoutCancel(ctx)
+	reason := ""
+	if out.Err != nil {
+		reason = firstLine(out.Err.Error())
+	}
+	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
+		if err := finishAttempt(wctx, tx, attempt, action.State(out.Status), reason); err != nil {
+			return err
+		}
+		return e.recordResult(wctx, tx, call, "", out)
+	})
+	if err != nil {
 		return Proposed{}, err
 	}
 	return Proposed{Tier: res.Tier, Result: &out.Result}, nil
 }
 
-func (e *Executor) recordResult(ctx context.Context, call plugins.Call, actionID string, out registry.Outcome) error {
+func (e *Executor) recordResult(ctx context.Context, q eventlog.Querier, call plugins.Call, actionID string, out registry.Outcome) error {
 	payload := map[string]any{"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "status": out.Status, "is_error": out.Result.IsError}
 	if actionID != "" {
 		payload["action_id"] = actionID
@@ -143,13 +159,22 @@ func (e *Executor) recordResult(ctx context.Context, call plugins.Call, actionID
 		e.log.Warn("tool did not succeed", "tool", call.Tool, "status", out.Status, "err", out.Err)
 		payload["error"] = firstLine(out.Err.Error())
 	}
-	_, err := eventlog.Append(ctx, e.pool, "tool.result", call.ConversationID, payload)
+	_, err := eventlog.Append(ctx, q, "tool.result", call.ConversationID, payload)
 	return err
 }
 
 // gate turns a gated call into an action: pending, or approved at once by a standing
 // permission (rechecked again before dispatch).
 func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Resolution) (Proposed, error) {
+	// Describe exactly what the action will hold and what the executor will describe again
+	// before dispatch: the canonical arguments, the identity, and the proposal's clock.
+	args, err := canonical.JSON(call.Args)
+	if err != nil {
+		return e.refuse(ctx, call, err)
+	}
+	call.Args = args
+	call.Now = e.Now().UTC().Truncate(time.Microsecond) // Postgres keeps microseconds
+	call.Owner, call.Granted, call.Picks = nil, false, nil
 	env, err := e.reg.Describe(ctx, call)
 	if err != nil {
 		return e.refuse(ctx, call, err)
@@ -166,9 +191,14 @@ func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Res
 		if err != nil || !ok {
 			return err
 		}
-		if rec, err = action.ApproveByStanding(ctx, tx, rec.ID, standing); err != nil {
+		approved, err := action.ApproveByStanding(ctx, tx, rec.ID, standing)
+		if errors.Is(err, action.ErrBadPick) {
+			return nil // a choice without a default waits for the owner
+		}
+		if err != nil {
 			return err
 		}
+		rec = approved
 		return e.enqueue(ctx, tx, rec.ID)
 	})
 	if err != nil {
@@ -211,10 +241,12 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *reg
 		return Enqueue(ctx, tx, insert, d.ActionID)
 	})
 	if errors.Is(err, action.ErrExpired) {
-		_ = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if xerr := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			_, xerr := action.ExpireDue(ctx, tx)
 			return xerr
-		})
+		}); xerr != nil {
+			return rec, errors.Join(err, fmt.Errorf("mark expired actions: %w", xerr))
+		}
 	}
 	return rec, err
 }

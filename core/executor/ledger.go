@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -12,18 +13,35 @@ import (
 )
 
 // recordAttempt writes the exact envelope to the effect ledger and commits it before the
-// tool is dispatched.
-func recordAttempt(ctx context.Context, pool *pgxpool.Pool, rec action.Record) (int64, error) {
+// tool is dispatched. An action is dispatched once: when its attempt exists already (another
+// executor won the race), first is false and nothing may be dispatched.
+func recordAttempt(ctx context.Context, pool *pgxpool.Pool, rec action.Record) (id int64, first bool, err error) {
 	env, err := json.Marshal(rec.Envelope)
 	if err != nil {
-		return 0, fmt.Errorf("ledger: envelope of %s: %w", rec.ID, err)
+		return 0, false, fmt.Errorf("ledger: envelope of %s: %w", rec.ID, err)
 	}
-	var id int64
 	err = pool.QueryRow(ctx, `
-		INSERT INTO core.effect_attempts (action_id, tool, envelope, hash) VALUES ($1, $2, $3, $4) RETURNING id`,
+		INSERT INTO core.effect_attempts (action_id, tool, envelope, hash) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (action_id) WHERE action_id IS NOT NULL DO NOTHING
+		RETURNING id`,
 		rec.ID, rec.Tool, string(env), rec.Hash).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
 	if err != nil {
-		return 0, fmt.Errorf("ledger: record attempt for %s: %w", rec.ID, err)
+		return 0, false, fmt.Errorf("ledger: record attempt for %s: %w", rec.ID, err)
+	}
+	return id, true, nil
+}
+
+// recordDirectAttempt records an auto or session call in the ledger before it runs, so one
+// that times out leaves an unknown attempt to review like an approved action's.
+func recordDirectAttempt(ctx context.Context, pool *pgxpool.Pool, tool string) (int64, error) {
+	var id int64
+	err := pool.QueryRow(ctx, `
+		INSERT INTO core.effect_attempts (tool, envelope, hash) VALUES ($1, '{}', '') RETURNING id`, tool).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: record attempt of %s: %w", tool, err)
 	}
 	return id, nil
 }

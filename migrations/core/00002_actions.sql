@@ -60,7 +60,8 @@ CREATE TABLE core.effect_attempts (
     finished_at timestamptz
 );
 
-CREATE INDEX effect_attempts_action_idx ON core.effect_attempts (action_id);
+-- An action is dispatched at most once: a second executor racing the first finds the row.
+CREATE UNIQUE INDEX effect_attempts_action_once ON core.effect_attempts (action_id) WHERE action_id IS NOT NULL;
 
 CREATE TABLE core.tool_permissions (
     id              bigserial   PRIMARY KEY,

@@ -1,0 +1,336 @@
+package runlist
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Mode is the agent's developer mode (§3), read from its workspace record on every call.
+type Mode string
+
+// The three modes of §3.
+const (
+	// ModeAsk: "every write and every command is gated".
+	ModeAsk Mode = "ask"
+	// ModeEdit: "reads, searches, edits and writes inside the workspace are auto; commands
+	// are gated" — except a remembered command, which is auto in edit and run.
+	ModeEdit Mode = "edit"
+	// ModeRun: "a short, pinned list of commands runs inside the workspace without a card
+	// … Everything else still asks." The default mode of a new workspace.
+	ModeRun Mode = "run"
+)
+
+// ParseMode reads "ask", "edit" or "run".
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeAsk, ModeEdit, ModeRun:
+		return m, nil
+	}
+	return "", fmt.Errorf("runlist: mode %q is not one of ask, edit, run", s)
+}
+
+// Kind is a verdict's kind.
+type Kind uint8
+
+// The three verdicts. The zero Kind is Gated, so a Verdict left unset never runs.
+const (
+	// Gated: the command runs only after the owner approves its card.
+	Gated Kind = iota
+	// Auto: the command runs without a card.
+	Auto
+	// Refused: the command does not run, whatever the owner says; Reason names the rule.
+	Refused
+)
+
+// String returns "gated", "auto" or "refused".
+func (k Kind) String() string {
+	switch k {
+	case Auto:
+		return "auto"
+	case Refused:
+		return "refused"
+	}
+	return "gated"
+}
+
+// MarshalText renders the kind as String does, for JSON.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Rule names what decided a verdict.
+type Rule string
+
+// The rules. Each verdict carries exactly one.
+const (
+	// RuleRunList: §5's table admits the command (auto).
+	RuleRunList Rule = "run-list"
+	// RuleLockfileInstall: an install that only reproduces the lockfile (auto).
+	RuleLockfileInstall Rule = "lockfile-install"
+	// RuleLocalNpx: npx of the project's own binary (auto).
+	RuleLocalNpx Rule = "local-npx"
+	// RuleRemembered: the owner remembered this command on a card (auto).
+	RuleRemembered Rule = "remembered"
+
+	// RuleAskMode: ask mode gates every command.
+	RuleAskMode Rule = "ask-mode"
+	// RuleEditMode: edit mode gates every command not remembered.
+	RuleEditMode Rule = "edit-mode"
+	// RuleBadMode: the mode is not one of ask, edit, run (gated).
+	RuleBadMode Rule = "bad-mode"
+	// RuleNoWorkspace: the agent has no workspace (§3: gated, with the rule named).
+	RuleNoWorkspace Rule = "no-workspace"
+	// RuleNotPlain: the command holds a character a shell reads as more than text (§5 item 1).
+	RuleNotPlain Rule = "not-plain"
+	// RuleProgramPath: the program is named by a path, not a name.
+	RuleProgramPath Rule = "program-path"
+	// RuleNotListed: the program is not on the run list.
+	RuleNotListed Rule = "not-listed"
+	// RuleSubcommand: the subcommand is missing or not the row's.
+	RuleSubcommand Rule = "subcommand"
+	// RuleUnknownFlag: a flag not in the program's grammar ("gated by name").
+	RuleUnknownFlag Rule = "unknown-flag"
+	// RuleFlagValue: a flag's value is not what the table says it is, or a flag that takes
+	// none was given one.
+	RuleFlagValue Rule = "flag-value"
+	// RuleMissingValue: a flag that takes a value ends the command.
+	RuleMissingValue Rule = "missing-value"
+	// RuleDashOperand: an operand that begins with a dash, even after --.
+	RuleDashOperand Rule = "dash-operand"
+	// RuleOperand: an operand of the wrong kind, or too many or too few.
+	RuleOperand Rule = "operand"
+	// RulePathAbsolute: a path that is absolute (§5 item 3).
+	RulePathAbsolute Rule = "path-absolute"
+	// RulePathClimbs: a path with a .. component (§5 item 3).
+	RulePathClimbs Rule = "path-climbs"
+	// RuleProtected: a path under one §2 refuses even inside a workspace, or a run
+	// directory that holds one. Not even a remembered command gets past it.
+	RuleProtected Rule = "protected"
+	// RuleInstallPackage: an install that names a package.
+	RuleInstallPackage Rule = "install-package"
+	// RuleInstallFlag: an install flag beyond the frozen, offline and no-scripts ones.
+	RuleInstallFlag Rule = "install-flag"
+	// RuleLockfile: an install with no matching lockfile in the command's directory.
+	RuleLockfile Rule = "lockfile"
+	// RuleNpx: npx with no binary, or one that is not a plain name.
+	RuleNpx Rule = "npx"
+	// RuleNpxMissing: npx of a binary not in node_modules/.bin up to the workspace root.
+	RuleNpxMissing Rule = "npx-missing"
+
+	// RuleBadWorkspace: the workspace is not an absolute path (refused).
+	RuleBadWorkspace Rule = "bad-workspace"
+	// RuleCwdOutside: the cwd resolves outside the workspace (§2: refused before any tool
+	// runs).
+	RuleCwdOutside Rule = "cwd-outside"
+	// RuleCwdProtected: the cwd is under a path §2 protects (refused).
+	RuleCwdProtected Rule = "cwd-protected"
+	// RuleEmpty: the command has no words (refused).
+	RuleEmpty Rule = "empty"
+	// RuleUnsplittable: an unterminated quote or a NUL byte: no argv can be made (refused).
+	RuleUnsplittable Rule = "unsplittable"
+)
+
+// Input is one call of the run tool, and what tierFor knows when it decides it.
+type Input struct {
+	// Command is the command string exactly as the tool receives it.
+	Command string
+	// Workspace is the agent's workspace directory, absolute; "" when it has none.
+	Workspace string
+	// Cwd is the directory to run in: "" for the workspace root, a path relative to the
+	// workspace, or an absolute path inside it.
+	Cwd string
+	// Mode is the agent's mode, read from its record on this call.
+	Mode Mode
+	// Agent identifies the agent, for matching Remembered.
+	Agent string
+	// Remembered is the owner's remembered commands; those of other agents or other
+	// directories are ignored.
+	Remembered []Remembered
+	// FS is the workspace's files, for the lockfile-install and local-npx allowances; nil
+	// means neither allowance applies.
+	FS FS
+	// Protected are absolute paths refused even inside the workspace (§2): HomeProtected
+	// of the owner's home, buddi's data directory and the vault. Nil protects nothing.
+	Protected []string
+}
+
+// Verdict is what the run tool gets for a command.
+type Verdict struct {
+	// Kind is auto, gated or refused.
+	Kind Kind
+	// Rule names what decided.
+	Rule Rule
+	// Reason is one sentence for the card (gated), the refusal (refused) or the log (auto),
+	// naming the program and the flag or word that decided.
+	Reason string
+	// Program is argv[0], or "" when there is no argv.
+	Program string
+	// Flag is the flag that decided, as the table spells it (-R, --include, -m), or "".
+	Flag string
+	// Word is the word of the command that decided (an operand, an unplain word, a flag as
+	// written), or "".
+	Word string
+	// Argv is what would be spawned, with no shell; nil when the command cannot be split.
+	Argv []string
+	// Dir is the absolute directory the command would run in; "" when refused before it
+	// was resolved.
+	Dir string
+	// Plain says the command is plain (§5 item 1); only a plain command can be remembered.
+	Plain bool
+}
+
+// Decide answers what the run tool does with in.Command: auto, gated with the card's
+// reason, or refused with the rule. It reads no files but through in.FS, runs nothing, and
+// never panics.
+func Decide(in Input) Verdict {
+	var v Verdict
+	res, splitErr := tokenize(in.Command)
+	if splitErr == nil {
+		v.Argv = res.argv()
+		v.Plain = res.impure == nil && len(v.Argv) > 0
+	}
+	if len(v.Argv) > 0 {
+		v.Program = v.Argv[0]
+	}
+	name := v.Program
+	if name == "" {
+		name = "the command"
+	}
+	set := func(k Kind, r Rule, format string, args ...any) Verdict {
+		v.Kind, v.Rule, v.Reason = k, r, fmt.Sprintf(format, args...)
+		return v
+	}
+	from := func(k Kind, fd *finding) Verdict {
+		v.Kind, v.Rule, v.Reason, v.Flag, v.Word = k, fd.rule, fd.reason, fd.flag, fd.word
+		return v
+	}
+
+	if in.Workspace == "" {
+		return set(Gated, RuleNoWorkspace, "%s: this agent has no workspace, so every command asks", name)
+	}
+	if !filepath.IsAbs(in.Workspace) {
+		return set(Refused, RuleBadWorkspace, "%s: the workspace %q is not an absolute path", name, in.Workspace)
+	}
+	ws := filepath.Clean(in.Workspace)
+	rel, ok := resolveCwd(ws, in.Cwd)
+	if !ok {
+		v.Word = in.Cwd
+		return set(Refused, RuleCwdOutside, "%s: the directory %q resolves outside the workspace %s", name, in.Cwd, ws)
+	}
+	pl := place{workspace: ws, rel: rel, protected: cleanAll(in.Protected)}
+	v.Dir = pl.dir()
+	if pr := pl.protectedBy(v.Dir); pr != "" {
+		v.Word = in.Cwd
+		return set(Refused, RuleCwdProtected, "%s: the directory %s is under %s, which is refused even inside a workspace", name, v.Dir, pr)
+	}
+	if splitErr != nil {
+		return set(Refused, RuleUnsplittable, "the command cannot be split into words: %s", strings.TrimPrefix(splitErr.Error(), "runlist: "))
+	}
+	if len(v.Argv) == 0 {
+		return set(Refused, RuleEmpty, "the command is empty, so there is nothing to run")
+	}
+	switch in.Mode {
+	case ModeAsk, ModeEdit, ModeRun:
+	default:
+		return set(Gated, RuleBadMode, "%s: the mode %q is not one of ask, edit, run, so every command asks", name, in.Mode)
+	}
+	if fd := protectedScan(v.Argv, pl); fd != nil {
+		return from(Gated, fd)
+	}
+	if in.Mode == ModeAsk {
+		return set(Gated, RuleAskMode, "%s: ask mode asks before every command", name)
+	}
+	remembered := func() (Verdict, bool) {
+		if !v.Plain {
+			return v, false
+		}
+		for _, r := range in.Remembered {
+			if r.Matches(in.Agent, ws, v.Argv) {
+				how := "exactly"
+				if r.Prefix {
+					how = "by its beginning"
+				}
+				v.Word = strings.Join(r.Argv, " ")
+				return set(Auto, RuleRemembered, "%s: the owner allowed %q %s in this workspace", name, v.Word, how), true
+			}
+		}
+		return v, false
+	}
+	if in.Mode == ModeEdit {
+		if rv, ok := remembered(); ok {
+			return rv
+		}
+		return set(Gated, RuleEditMode, "%s: edit mode asks before every command", name)
+	}
+	// Run mode.
+	if !v.Plain {
+		im := res.impure
+		v.Word = im.word
+		return set(Gated, RuleNotPlain, "%s: not a plain command: %s", name, im.describe())
+	}
+	ok2, fd := runList(v.Argv, pl, in.FS)
+	if ok2 != nil {
+		return set(Auto, ok2.rule, "%s", ok2.reason)
+	}
+	if rv, ok := remembered(); ok {
+		return rv
+	}
+	return from(Gated, fd)
+}
+
+// runList is §5's whole list: the table, then the two allowances that look at files.
+func runList(argv []string, pl place, files FS) (*allowed, *finding) {
+	if spec, sub, rest, ok := installForm(argv); ok {
+		return lockfileInstall(spec, argv, sub, rest, pl, files)
+	}
+	if argv[0] == "npx" {
+		return localNpx(argv, pl, files)
+	}
+	display, fd := admit(argv, pl)
+	if fd != nil {
+		return nil, fd
+	}
+	return &allowed{rule: RuleRunList, reason: display + " is on the run list"}, nil
+}
+
+// protectedScan keeps §2's protected paths out of reach even of a remembered command: a
+// run directory that holds one, or any word that, read as a path (itself, after an =,
+// after a single-dash letter), falls under one.
+func protectedScan(argv []string, pl place) *finding {
+	if len(pl.protected) == 0 {
+		return nil
+	}
+	dir := pl.dir()
+	for _, pr := range pl.protected {
+		if _, ok := within(dir, pr); ok {
+			return &finding{rule: RuleProtected, word: argv[0], reason: fmt.Sprintf(
+				"%s: the directory %s holds %s, which is refused even inside a workspace", argv[0], dir, pr)}
+		}
+	}
+	for _, w := range argv {
+		for _, r := range readings(w) {
+			if r == "" {
+				continue
+			}
+			abs := filepath.Clean(r)
+			if !filepath.IsAbs(r) {
+				abs = pl.abs(r)
+			}
+			if pr := pl.protectedBy(abs); pr != "" {
+				return &finding{rule: RuleProtected, flag: flagOf(w), word: w, reason: fmt.Sprintf(
+					"%s: %q reaches %s, which is refused even inside a workspace", argv[0], w, pr)}
+			}
+		}
+	}
+	return nil
+}
+
+// cleanAll cleans absolute paths and drops the rest.
+func cleanAll(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
+}
