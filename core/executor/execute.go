@@ -83,18 +83,28 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	}
 	var final action.Record
 	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
+		// Lock the approval before the attempt, in the order claim takes them.
+		var current action.State
+		if err := tx.QueryRow(wctx, `SELECT state FROM core.approvals WHERE action_id = $1 FOR UPDATE`, rec.ID).Scan(&current); err != nil {
+			return fmt.Errorf("record outcome of %s: %w", rec.ID, err)
+		}
 		if err := finishAttempt(wctx, tx, attempt, state, reason); err != nil {
 			return err
 		}
 		if err := e.recordResult(wctx, tx, call, rec.ID, out); err != nil {
 			return err
 		}
-		moved, err := action.Transition(wctx, tx, rec.ID, action.Executing, state, reason, mustJSON(out.Result))
-		if err != nil {
-			return err
+		switch current {
+		case action.Executing:
+		case action.Unknown:
+			// A rerun took this execution for dead and marked it unknown; the outcome it
+			// could not know has arrived, so the record tells what happened.
+			reason = strings.TrimPrefix(reason+"; the outcome arrived after the action was marked unknown", "; ")
+		default:
+			e.log.Warn("an outcome arrived for an action in another state; kept in the ledger only", "action", rec.ID, "state", current, "outcome", state)
 		}
-		if !moved {
-			e.log.Warn("an outcome arrived for an action no longer executing; kept in the ledger only", "action", rec.ID, "outcome", state)
+		if _, err := action.Transition(wctx, tx, rec.ID, current, state, reason, mustJSON(out.Result)); err != nil {
+			return err
 		}
 		final, err = action.Get(wctx, tx, rec.ID)
 		return err

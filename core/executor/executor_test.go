@@ -8,6 +8,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,6 +40,8 @@ type testTool struct {
 	hang    chan struct{} // when set, Execute blocks on it, ignoring ctx
 	started chan struct{}
 	ran     chan struct{} // when set, Execute sends on it
+	picks   atomic.Pointer[map[string]string]
+	after   func() // when set, called as Execute returns (e.g. to cancel the job's context)
 }
 
 func (t *testTool) Spec() plugins.Spec { return t.spec }
@@ -55,8 +59,13 @@ func (t *testTool) Describe(_ context.Context, call plugins.Call) (plugins.Envel
 	return env, nil
 }
 
-func (t *testTool) Execute(_ context.Context, _ plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
+func (t *testTool) Execute(_ context.Context, c plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
 	t.runs.Add(1)
+	picks := c.Picks
+	t.picks.Store(&picks)
+	if t.after != nil {
+		defer t.after()
+	}
 	if t.started != nil {
 		close(t.started)
 	}
@@ -84,11 +93,17 @@ type bundle struct {
 
 func setup(t testing.TB, tools ...*testTool) bundle {
 	t.Helper()
-	pool := pgtest.Pool(t)
-	m := plugins.Manifest{Name: "test", Version: "1.0.0"}
-	for _, tt := range tools {
-		m.Tools = append(m.Tools, tt)
+	list := make([]plugins.Tool, len(tools))
+	for i, tt := range tools {
+		list[i] = tt
 	}
+	return setupWith(t, list...)
+}
+
+func setupWith(t testing.TB, tools ...plugins.Tool) bundle {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	m := plugins.Manifest{Name: "test", Version: "1.0.0", Tools: tools}
 	reg, err := registry.New(m)
 	if err != nil {
 		t.Fatal(err)
@@ -235,8 +250,8 @@ func TestHangingToolIsUnknownAndNotRetried(t *testing.T) {
 	}
 }
 
-// A crash after dispatch leaves the attempt dispatched; the rerun of the job marks it unknown
-// and dispatches nothing.
+// A crash after dispatch leaves the attempt dispatched and the action executing; the job's
+// rerun (another executor, as after a restart) marks it unknown and dispatches nothing.
 func TestCrashAfterDispatchBecomesUnknown(t *testing.T) {
 	t.Parallel()
 	slow := tool("slow", plugins.TierGated)
@@ -245,28 +260,196 @@ func TestCrashAfterDispatchBecomesUnknown(t *testing.T) {
 	ctx := context.Background()
 	p, _ := b.exec.Propose(ctx, call("slow", `{}`))
 	approve(t, b, p.Action.ID)
-	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { // the first executor: it dispatches and then "dies" (never records an outcome in time)
+		defer close(done)
+		_, _ = b.exec.ExecuteApproved(ctx, p.Action.ID)
+	}()
+	<-slow.started
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID) // the rerun of the job
+	if err != nil || rec.Approval.State != action.Unknown {
+		t.Fatalf("rerun after dispatch: %s, %v; want unknown", rec.Approval.State, err)
+	}
+	if n := slow.runs.Load(); n != 1 {
+		t.Errorf("dispatched %d times, want 1", n)
+	}
+	// The first executor was alive after all: its outcome, when it arrives, is the truth.
+	close(slow.hang)
+	<-done
+	if got, _ := action.Get(ctx, b.pool, p.Action.ID); got.Approval.State != action.Succeeded || !strings.Contains(got.Approval.Reason, "after the action was marked unknown") {
+		t.Errorf("after the late outcome: %s (%s); want succeeded, saying it arrived late", got.Approval.State, got.Approval.Reason)
+	}
+	att, _ := executor.Attempts(ctx, b.pool, p.Action.ID)
+	if len(att) != 1 || att[0].State != "succeeded" {
+		t.Errorf("ledger = %+v, want one attempt, succeeded", att)
+	}
+}
+
+// At start, Recover marks what a crash left executing with a dispatched attempt.
+func TestRecoverMarksDispatchedUnknown(t *testing.T) {
+	t.Parallel()
+	slow := tool("slow", plugins.TierGated)
+	slow.hang, slow.started = make(chan struct{}), make(chan struct{})
+	b := setup(t, slow)
+	ctx := context.Background()
+	p, _ := b.exec.Propose(ctx, call("slow", `{}`))
+	approve(t, b, p.Action.ID)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = b.exec.ExecuteApproved(runCtx, p.Action.ID)
+		_, _ = b.exec.ExecuteApproved(ctx, p.Action.ID)
 	}()
 	<-slow.started
-	// The process "dies" here: simulate by abandoning the first executor's outcome. A second
-	// executor (after restart) recovers.
 	n, err := b.exec.Recover(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("Recover = %d, %v; want 1", n, err)
 	}
-	rec, _ := action.Get(ctx, b.pool, p.Action.ID)
-	if rec.Approval.State != action.Unknown {
-		t.Errorf("state after recovery = %s, want unknown", rec.Approval.State)
+	if rec, _ := action.Get(ctx, b.pool, p.Action.ID); rec.Approval.State != action.Unknown {
+		t.Errorf("state after Recover: %s, want unknown", rec.Approval.State)
 	}
 	close(slow.hang)
-	cancel()
 	<-done
 	if slow.runs.Load() != 1 {
 		t.Errorf("dispatched %d times, want 1", slow.runs.Load())
+	}
+}
+
+// Two executors racing on one approved action: exactly one dispatches.
+func TestConcurrentExecutionDispatchesOnce(t *testing.T) {
+	t.Parallel()
+	noop := tool("noop", plugins.TierGated)
+	b := setup(t, noop)
+	ctx := context.Background()
+	const n = 20
+	ids := make([]string, n)
+	for i := range ids {
+		p, _ := b.exec.Propose(ctx, call("noop", `{}`))
+		approve(t, b, p.Action.ID)
+		ids[i] = p.Action.ID
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := b.exec.ExecuteApproved(ctx, id); err != nil {
+					t.Errorf("execute %s: %v", id, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if got := noop.runs.Load(); got != n {
+		t.Errorf("%d dispatches for %d actions", got, n)
+	}
+	for _, id := range ids {
+		if rec, _ := action.Get(ctx, b.pool, id); rec.Approval.State != action.Succeeded {
+			t.Errorf("action %s is %s (%s)", id, rec.Approval.State, rec.Approval.Reason)
+		}
+	}
+}
+
+// The job's context is cancelled just as the tool returns success: the outcome is still
+// recorded as it happened, not left executing to become unknown.
+func TestOutcomeRecordedAfterCancellation(t *testing.T) {
+	t.Parallel()
+	noop := tool("noop", plugins.TierGated)
+	b := setup(t, noop)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, _ := b.exec.Propose(ctx, call("noop", `{}`))
+	approve(t, b, p.Action.ID)
+	noop.after = cancel
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Succeeded {
+		t.Fatalf("%s, %v; want succeeded", rec.Approval.State, err)
+	}
+}
+
+// Arguments in any spelling describe the same effect at proposal and before dispatch.
+func TestNonCanonicalArgumentsExecute(t *testing.T) {
+	t.Parallel()
+	gated := tool("gated", plugins.TierGated) // its Describe renders the raw arguments
+	b := setup(t, gated)
+	ctx := context.Background()
+	p, err := b.exec.Propose(ctx, call("gated", "{ \"n\" :\n 1 }"))
+	if err != nil || p.Action == nil {
+		t.Fatal(p, err)
+	}
+	approve(t, b, p.Action.ID)
+	if rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID); err != nil || rec.Approval.State != action.Succeeded {
+		t.Fatalf("%s (%s), %v; want succeeded", rec.Approval.State, rec.Approval.Reason, err)
+	}
+}
+
+// The owner's pick reaches the tool; a standing permission takes the defaults, and a choice
+// with no default waits for the owner.
+func TestPicksReachTheTool(t *testing.T) {
+	t.Parallel()
+	send := &choiceTool{testTool: tool("send", plugins.TierGated)}
+	send.spec.ReusableApproval = true
+	b := setupWith(t, send)
+	ctx := context.Background()
+	p, _ := b.exec.Propose(ctx, call("send", `{}`))
+	if _, err := executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "terminal",
+		Picks: map[string]string{"from": "alias@example.com", "sign": "no"}}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID); err != nil || rec.Approval.State != action.Succeeded {
+		t.Fatalf("%s, %v", rec.Approval.State, err)
+	}
+	if got := *send.picks.Load(); got["from"] != "alias@example.com" || got["sign"] != "no" {
+		t.Errorf("the tool saw picks %v", got)
+	}
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		_, err := action.Grant(ctx, tx, send.spec, "1.0.0", "dev", "", "terminal")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send.noDefault = true
+	p, _ = b.exec.Propose(ctx, call("send", `{}`))
+	if p.Action.Approval.State != action.Pending {
+		t.Errorf("a choice without a default was approved by a standing permission: %s", p.Action.Approval.State)
+	}
+	send.noDefault = false
+	p, _ = b.exec.Propose(ctx, call("send", `{}`))
+	if p.Action.Approval.State != action.Approved || p.Action.Approval.Picks["from"] != "me@example.com" {
+		t.Errorf("standing approval: %s with picks %v; want approved with the defaults", p.Action.Approval.State, p.Action.Approval.Picks)
+	}
+}
+
+// choiceTool declares choices in its envelope.
+type choiceTool struct {
+	*testTool
+	noDefault bool
+}
+
+func (c *choiceTool) Describe(ctx context.Context, call plugins.Call) (plugins.Envelope, error) {
+	env, err := c.testTool.Describe(ctx, call)
+	def := "me@example.com"
+	if c.noDefault {
+		def = ""
+	}
+	env.Choices = []plugins.Choice{
+		{Name: "from", Options: []string{"me@example.com", "alias@example.com"}, Default: def},
+		{Name: "sign", Options: []string{"yes", "no"}, Default: "yes"},
+	}
+	return env, err
+}
+
+func TestDirectCallsUseTheLedger(t *testing.T) {
+	t.Parallel()
+	auto := tool("auto", plugins.TierAuto)
+	b := setup(t, auto)
+	if _, err := b.exec.Propose(context.Background(), call("auto", `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	if err := b.pool.QueryRow(context.Background(), `SELECT state FROM core.effect_attempts WHERE tool = 'test.auto' AND action_id IS NULL`).Scan(&state); err != nil || state != "succeeded" {
+		t.Errorf("ledger row for the auto call: %q, %v", state, err)
 	}
 }
 

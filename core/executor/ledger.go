@@ -46,11 +46,12 @@ func recordDirectAttempt(ctx context.Context, pool *pgxpool.Pool, tool string) (
 	return id, nil
 }
 
-// finishAttempt records how a dispatched attempt ended.
+// finishAttempt records how a dispatched attempt ended, also over an unknown that a rerun
+// wrote while the outcome was still on its way.
 func finishAttempt(ctx context.Context, tx pgx.Tx, id int64, state action.State, errText string) error {
 	_, err := tx.Exec(ctx, `
 		UPDATE core.effect_attempts SET state = $2, error = $3, finished_at = now()
-		WHERE id = $1 AND state = 'dispatched'`, id, string(state), errText)
+		WHERE id = $1 AND state IN ('dispatched', 'unknown')`, id, string(state), errText)
 	if err != nil {
 		return fmt.Errorf("ledger: finish attempt %d: %w", id, err)
 	}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -461,10 +463,13 @@ func TestFileVault(t *testing.T) {
 }
 
 // TestTwoProcesses runs writers in two processes at once: with the lock file, no write is
-// lost to a read-modify-write race.
+// lost to a read-modify-write race. The child says "ready" on stdout and starts when the
+// parent closes its stdin, so the two write at the same time.
 func TestTwoProcesses(t *testing.T) {
-	const perProcess = 20
+	const perProcess = 40
 	if path := os.Getenv("VAULT_TEST_CHILD_PATH"); path != "" {
+		fmt.Println("ready")
+		io.ReadAll(os.Stdin)
 		writeMany(t, path, os.Getenv("VAULT_TEST_CHILD_KEY"), "CHILD", perProcess)
 		return
 	}
@@ -472,14 +477,28 @@ func TestTwoProcesses(t *testing.T) {
 	b := setup(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "VAULT_TEST_CHILD_PATH="+b.path, "VAULT_TEST_CHILD_KEY="+b.key)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	r := bufio.NewReader(stdout)
+	if line, err := r.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("child said %q, %v; stderr:\n%s", line, err, stderr.String())
+	}
+	stdin.Close()
 	writeMany(t, b.path, b.key, "PARENT", perProcess)
+	rest, _ := io.ReadAll(r)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("child: %v\n%s", err, out.String())
+		t.Fatalf("child: %v\n%s%s", err, rest, stderr.String())
 	}
 	names, err := b.open(t, b.key).List()
 	if err != nil {
