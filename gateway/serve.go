@@ -42,8 +42,17 @@ type Options struct {
 }
 
 // Serve runs buddi until ctx ends (a signal) or the supervision tree gives up. It returns
-// nil after an orderly stop.
-func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) (err error) {
+// nil after an orderly stop, also when the signal came while it was still starting.
+func Serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) error {
+	err := serve(ctx, cfg, log, opts)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrEscalated) {
+		log.Info("stopped while starting", "reason", context.Cause(ctx), "err", err)
+		return nil
+	}
+	return err
+}
+
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) (err error) {
 	started := time.Now()
 	if opts.ShutdownTimeout == 0 {
 		opts.ShutdownTimeout = 30 * time.Second

@@ -111,9 +111,14 @@ func benchOnce(ctx context.Context, self, home string, idle time.Duration) (star
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	defer func() {
-		if err != nil {
-			_ = cmd.Process.Kill()
-			<-exited
+		if err != nil { // stop it in order, so its postgres stops too; kill only if it hangs
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(time.Minute):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
 		}
 	}()
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/health", port)

@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"buddi/config"
+	"buddi/datadir"
 	"buddi/dbsource"
 	"buddi/doctor"
 	"buddi/pgcluster"
@@ -105,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // 1 otherwise.
 func exitCodeOf(err error) int {
 	switch {
-	case errors.Is(err, dbsource.ErrNotInitialised), errors.Is(err, pgcluster.ErrNoBinaries):
+	case errors.Is(err, dbsource.ErrNotInitialised), errors.Is(err, pgcluster.ErrNoBinaries), errors.Is(err, datadir.ErrLocked):
 		return doctor.ExitDoFirst
 	default:
 		return doctor.ExitProblem

@@ -39,6 +39,15 @@ const (
 	Refused   State = "refused"
 )
 
+// Valid reports whether s is one of the states.
+func (s State) Valid() bool {
+	switch s {
+	case Pending, Approved, Executing, Succeeded, Failed, Unknown, Rejected, Expired, Refused:
+		return true
+	}
+	return false
+}
+
 // Final reports whether nothing more happens to an approval in this state.
 func (s State) Final() bool {
 	switch s {

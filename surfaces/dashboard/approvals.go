@@ -27,6 +27,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	case "all":
 		f.States = nil
 	default:
+		if !action.State(st).Valid() {
+			writeError(w, http.StatusBadRequest, "state must be all, or one of pending, approved, executing, succeeded, failed, unknown, rejected, expired, refused")
+			return
+		}
 		f.States = []action.State{action.State(st)}
 	}
 	recs, err := action.List(r.Context(), s.deps.Pool, f)

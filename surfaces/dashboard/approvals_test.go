@@ -108,6 +108,9 @@ func TestApprovalsListShowDecide(t *testing.T) {
 	if code != http.StatusOK || body["approval"].(map[string]any)["reason"] != "fine" {
 		t.Errorf("show: %d %v", code, body)
 	}
+	if code, _ := do(t, "GET", ts.URL+"/api/approvals?state=bogus", nil, ""); code != http.StatusBadRequest {
+		t.Errorf("GET ?state=bogus: %d, want 400", code)
+	}
 	for _, missing := range []string{"00000000-0000-4000-8000-000000000000", "not-an-id"} {
 		if code, _ := do(t, "GET", ts.URL+"/api/approvals/"+missing, nil, ""); code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", missing, code)
