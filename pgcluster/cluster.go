@@ -30,7 +30,8 @@ const maxSocketPath = 107
 
 // Options describe one cluster. The zero value of each field but Dir works.
 type Options struct {
-	// Dir holds the cluster: Dir/data (PGDATA), Dir/run (the socket) and Dir/postgres.log.
+	// Dir holds the cluster: Dir/data (PGDATA) and Dir/run (the socket); the server's log is
+	// Dir + ".log".
 	Dir string
 	// BinDir holds initdb and postgres. Empty means FindBinaries("").
 	BinDir string
@@ -78,8 +79,10 @@ func (c *Cluster) DataDir() string { return filepath.Join(c.opts.Dir, "data") }
 // SocketDir is the directory that holds the server's unix socket.
 func (c *Cluster) SocketDir() string { return filepath.Join(c.opts.Dir, "run") }
 
-// LogFile is where the server's own output goes.
-func (c *Cluster) LogFile() string { return filepath.Join(c.opts.Dir, "postgres.log") }
+// LogFile is where the server's own output goes: beside Dir, not in it, so under root the
+// file sits in a directory the unprivileged account cannot write (it cannot swap it for a
+// link that buddi would then write through).
+func (c *Cluster) LogFile() string { return filepath.Clean(c.opts.Dir) + ".log" }
 
 // DSN is a connection string for database on this cluster's socket.
 func (c *Cluster) DSN(database string) string {
@@ -166,6 +169,15 @@ func (c *Cluster) prepare() error {
 		if err != nil {
 			return err
 		}
+		// The data directory may sit under a home only root can enter (/root/.buddi): the
+		// account gets search access to exactly the directories on the way down.
+		granted, err := grantSearch(c.opts.Dir, acct)
+		if err != nil {
+			return err
+		}
+		if len(granted) > 0 {
+			c.log.Info("gave the database account search access on the way to its directory", "account", acct.name, "dirs", granted)
+		}
 		c.runAs = acct
 	}
 	for _, d := range []string{c.opts.Dir, c.SocketDir()} {
@@ -208,9 +220,6 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if c.runAs != nil {
 		attr.Credential = &syscall.Credential{Uid: c.runAs.uid, Gid: c.runAs.gid}
-		// The data directory may sit under a home only root can enter (/root/.buddi):
-		// CAP_DAC_READ_SEARCH lets the server walk the path down to the directory it owns.
-		attr.AmbientCaps = []uintptr{capDacReadSearch}
 	}
 	if c.opts.DieWithParent {
 		attr.Pdeathsig = syscall.SIGQUIT
@@ -218,9 +227,6 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd.SysProcAttr = attr
 	return cmd
 }
-
-// capDacReadSearch is CAP_DAC_READ_SEARCH from linux/capability.h.
-const capDacReadSearch = 2
 
 func (c *Cluster) initdb(ctx context.Context) error {
 	c.log.Info("initialising database cluster", "dir", c.DataDir())
@@ -294,7 +300,7 @@ func removeStale(pidFile string, pid int, log *slog.Logger) error {
 }
 
 func (c *Cluster) spawn(ctx context.Context) error {
-	logf, err := os.OpenFile(c.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(c.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("open database log %s: %w", c.LogFile(), err)
 	}
