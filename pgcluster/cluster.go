@@ -275,13 +275,9 @@ func (c *Cluster) recover(ctx context.Context) error {
 			return err
 		}
 	}
-	if alive(pid) {
-		// The pid now names an unrelated process: the file is stale, and that process and
-		// its group are none of ours.
-		return removeStale(pidFile, pid, c.log)
-	}
-	// A postmaster that died (killed, crashed) may leave backends behind that still hold its
-	// shared memory; a new server refuses to start until they are gone.
+	// The postmaster is gone (or its pid now names an unrelated process, which is left
+	// alone). Its backends may still hold its shared memory, and a new server refuses to
+	// start until they let go.
 	if err := awaitDetached(ctx, pidFile); err != nil {
 		return err
 	}

@@ -69,7 +69,11 @@ func isServerOf(pid int, dataDir string) bool {
 			return true
 		}
 	}
-	return false
+	// The data directory spelled another way (through a link): the postmaster works in its
+	// data directory, so its working directory is the same file.
+	cwd, err1 := os.Stat(fmt.Sprintf("/proc/%d/cwd", pid))
+	data, err2 := os.Stat(dataDir)
+	return err1 == nil && err2 == nil && os.SameFile(cwd, data)
 }
 
 // RunningPid returns the pid of a live postgres serving the cluster in dir, if any.
