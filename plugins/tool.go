@@ -4,32 +4,63 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"buddi/core/permission"
 )
 
-// Effect is what a tool call does: read, fs_write, exec, net_read, net_write, state_write.
-type Effect = permission.Effect
+// Effect is one thing a tool call does, as the tool declares it. The permission policy
+// decides from the declared effects, never from the tool's name.
+type Effect string
 
 // The effects a tool may declare.
 const (
-	EffectRead       = permission.EffectRead
-	EffectFSWrite    = permission.EffectFSWrite
-	EffectExec       = permission.EffectExec
-	EffectNetRead    = permission.EffectNetRead
-	EffectNetWrite   = permission.EffectNetWrite
-	EffectStateWrite = permission.EffectStateWrite
+	// EffectRead reads data and changes nothing.
+	EffectRead Effect = "read"
+	// EffectFSWrite writes, creates or removes files.
+	EffectFSWrite Effect = "fs_write"
+	// EffectExec runs a program.
+	EffectExec Effect = "exec"
+	// EffectNetRead fetches from the network; the network policy applies to it.
+	EffectNetRead Effect = "net_read"
+	// EffectNetWrite sends data over the network; the network policy applies to it.
+	EffectNetWrite Effect = "net_write"
+	// EffectStateWrite changes buddi's own state (a memory, a reminder, a setting).
+	EffectStateWrite Effect = "state_write"
 )
 
-// Tier is how the registry treats a call: auto, gated, session or draft.
-type Tier = permission.Tier
+// AllEffects returns every effect a tool may declare, in a fixed order.
+func AllEffects() []Effect {
+	return []Effect{EffectRead, EffectFSWrite, EffectExec, EffectNetRead, EffectNetWrite, EffectStateWrite}
+}
 
-// The tiers.
+// Valid reports whether e is one of the declared effects. The permission policy treats an
+// effect it does not know as one that writes.
+func (e Effect) Valid() bool {
+	switch e {
+	case EffectRead, EffectFSWrite, EffectExec, EffectNetRead, EffectNetWrite, EffectStateWrite:
+		return true
+	}
+	return false
+}
+
+// Network reports whether e reaches the network, so the network policy applies to it.
+func (e Effect) Network() bool {
+	return e == EffectNetRead || e == EffectNetWrite
+}
+
+// Tier is how the registry treats a call.
+type Tier string
+
+// The tiers of seed 004's trust model.
 const (
-	TierAuto    = permission.TierAuto
-	TierGated   = permission.TierGated
-	TierSession = permission.TierSession
-	TierDraft   = permission.TierDraft
+	// TierAuto executes directly.
+	TierAuto Tier = "auto"
+	// TierGated never executes in the registry: the call becomes an action and an approval,
+	// and only the executor runs it once approved.
+	TierGated Tier = "gated"
+	// TierSession executes only inside a live, authenticated owner request, for a tool in
+	// the agent's grant, in a run that is not delegated.
+	TierSession Tier = "session"
+	// TierDraft is a label; the registry refuses it as not executable.
+	TierDraft Tier = "draft"
 )
 
 // Spec is what a tool declares about itself. The registry enforces it; agents cannot read or
@@ -150,4 +181,21 @@ type Result struct {
 	Data json.RawMessage `json:"data,omitempty"`
 	// IsError marks a result that reports a failure to the model.
 	IsError bool `json:"is_error,omitempty"`
+}
+
+// PolicyFacts are what the permission policy reads about a call beyond the declared effects.
+type PolicyFacts struct {
+	// Shell marks a call that runs Args["command"] through a shell; the command(...) rules
+	// apply to it.
+	Shell bool
+	// Edit marks a file edit, which accept-edits mode allows inside the workspace.
+	Edit bool
+	// Paths are the absolute paths the call touches; the workspace boundary applies to them.
+	Paths []string
+}
+
+// PolicyDescriber is implemented by a tool whose calls the permission policy must see more
+// of than their effects (a shell, an edit, the paths touched).
+type PolicyDescriber interface {
+	PolicyFacts(call Call) PolicyFacts
 }

@@ -93,7 +93,12 @@ func (e *Executor) policyTier(ctx context.Context, call plugins.Call, res regist
 	if err != nil {
 		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: "the permission policy could not be read, so the call is refused", Err: err}
 	}
-	d := permission.Evaluate(permission.Call{Tool: call.Tool, Effects: res.Spec.Effects, Args: res.Args}, agent, settings)
+	pc := permission.Call{Tool: call.Tool, Effects: res.Spec.Effects, Args: res.Args}
+	if pd, ok := res.Tool.(plugins.PolicyDescriber); ok {
+		facts := pd.PolicyFacts(call)
+		pc.Shell, pc.Edit, pc.Paths = facts.Shell, facts.Edit, facts.Paths
+	}
+	d := permission.Evaluate(pc, agent, settings)
 	tier, ok := d.Tier()
 	if !ok {
 		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: d.Reason}

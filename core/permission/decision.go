@@ -1,6 +1,10 @@
 package permission
 
-import "fmt"
+import (
+	"fmt"
+
+	"buddi/plugins"
+)
 
 // Verdict is the answer for one call.
 type Verdict int
@@ -118,21 +122,15 @@ func (d Decision) String() string {
 	return fmt.Sprintf("%v (%v): %s", d.Verdict, d.Block, d.Reason)
 }
 
-// Tier is how the registry treats a call. The tool contract reuses this type.
-type Tier string
+// Tier is how the registry treats a call (the plugin contract's type).
+type Tier = plugins.Tier
 
 // The tiers of seed 004's trust model.
 const (
-	// TierAuto executes directly.
-	TierAuto Tier = "auto"
-	// TierGated never executes in the registry: the call becomes an action and an
-	// approval, and only the executor runs it once approved.
-	TierGated Tier = "gated"
-	// TierSession executes only inside a live, authenticated owner request, for a tool in
-	// the agent's grant, in a run that is not delegated.
-	TierSession Tier = "session"
-	// TierDraft is a label; the registry refuses it as not executable.
-	TierDraft Tier = "draft"
+	TierAuto    = plugins.TierAuto
+	TierGated   = plugins.TierGated
+	TierSession = plugins.TierSession
+	TierDraft   = plugins.TierDraft
 )
 
 // Tier maps the decision onto the registry's tiers: allow is TierAuto, prompt is

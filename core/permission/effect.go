@@ -1,46 +1,27 @@
 package permission
 
-import "strconv"
+import (
+	"strconv"
 
-// Effect is one thing a tool call does, as the tool declares it. The decision is made from
-// the declared effects, never from the tool's name.
-type Effect string
+	"buddi/plugins"
+)
+
+// Effect is one thing a tool call does, as the tool declares it (the plugin contract's
+// type). The decision is made from the declared effects, never from the tool's name.
+type Effect = plugins.Effect
 
 // The effects a tool may declare.
 const (
-	// EffectRead reads data and changes nothing.
-	EffectRead Effect = "read"
-	// EffectFSWrite writes, creates or removes files.
-	EffectFSWrite Effect = "fs_write"
-	// EffectExec runs a program.
-	EffectExec Effect = "exec"
-	// EffectNetRead fetches from the network; the network policy applies to it.
-	EffectNetRead Effect = "net_read"
-	// EffectNetWrite sends data over the network; the network policy applies to it.
-	EffectNetWrite Effect = "net_write"
-	// EffectStateWrite changes buddi's own state (a memory, a reminder, a setting).
-	EffectStateWrite Effect = "state_write"
+	EffectRead       = plugins.EffectRead
+	EffectFSWrite    = plugins.EffectFSWrite
+	EffectExec       = plugins.EffectExec
+	EffectNetRead    = plugins.EffectNetRead
+	EffectNetWrite   = plugins.EffectNetWrite
+	EffectStateWrite = plugins.EffectStateWrite
 )
 
 // AllEffects returns every effect a tool may declare, in a fixed order.
-func AllEffects() []Effect {
-	return []Effect{EffectRead, EffectFSWrite, EffectExec, EffectNetRead, EffectNetWrite, EffectStateWrite}
-}
-
-// Valid reports whether e is one of the declared effects. The engine treats an effect it
-// does not know as one that writes.
-func (e Effect) Valid() bool {
-	switch e {
-	case EffectRead, EffectFSWrite, EffectExec, EffectNetRead, EffectNetWrite, EffectStateWrite:
-		return true
-	}
-	return false
-}
-
-// Network reports whether e reaches the network, so the network policy applies to it.
-func (e Effect) Network() bool {
-	return e == EffectNetRead || e == EffectNetWrite
-}
+func AllEffects() []Effect { return plugins.AllEffects() }
 
 // class is a row of the seed's decision table.
 type class int

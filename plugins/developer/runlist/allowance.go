@@ -97,12 +97,12 @@ func lockfileInstall(spec install, argv []string, sub string, rest []string, pl 
 	for _, lf := range spec.lockfiles {
 		if files.Exists(path.Join(pl.rel, lf)) {
 			return &allowed{rule: RuleLockfileInstall, reason: fmt.Sprintf(
-				"%s only reproduces the lockfile %s in %s", display, lf, pl.rel)}, nil
+				"%s only reproduces the lockfile %s in %s", display, lf, where(pl.rel))}, nil
 		}
 	}
 	return nil, rd.failf(RuleLockfile, "", "",
 		"%s: no %s in %s, the command's directory, so it would not only reproduce a lockfile",
-		display, strings.Join(spec.lockfiles, " or "), pl.rel)
+		display, strings.Join(spec.lockfiles, " or "), where(pl.rel))
 }
 
 // localNpx decides "npx of the project's own binary": allowed when
@@ -140,9 +140,12 @@ func localNpx(argv []string, pl place, files FS) (*allowed, *finding) {
 		}
 	}
 	if found == "" {
+		span := "between " + pl.rel + " and the workspace root"
+		if pl.rel == "." {
+			span = "in the workspace root"
+		}
 		return nil, rd.failf(RuleNpxMissing, "", bin,
-			"%s: no node_modules/.bin/%s between %s and the workspace root, so npx would fetch it",
-			rd.display, bin, pl.rel)
+			"%s: no node_modules/.bin/%s %s, so npx would fetch it", rd.display, bin, span)
 	}
 	for _, a := range argv[2:] {
 		for _, r := range readings(a) {
@@ -191,4 +194,12 @@ func readings(w string) []string {
 		out = append(out, w[2:])
 	}
 	return out
+}
+
+// where names a workspace-relative directory in a reason.
+func where(rel string) string {
+	if rel == "." {
+		return "the workspace root"
+	}
+	return rel
 }

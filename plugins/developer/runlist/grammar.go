@@ -175,8 +175,7 @@ func (rd *reader) walk(r *row, args []string) *finding {
 // dashOperand is §5: "An operand that begins with a dash is refused even after --".
 func (rd *reader) dashOperand(w string) *finding {
 	return rd.failf(RuleDashOperand, "", w,
-		"%s: the operand %q begins with a dash, which the run list refuses even after -- (-- says nothing about how %s reads it)",
-		rd.display, w, rd.display)
+		"%s: the operand %q begins with a dash, which the run list refuses even after --", rd.display, w)
 }
 
 // lookup finds the row's flag spelled name.

@@ -135,7 +135,8 @@ var table = []row{
 		programs: []string{"npm", "pnpm", "yarn", "bun"},
 		subs:     []string{"run", "test", "build", "lint", "typecheck"}, subRequired: true,
 		style: getopt, flags: nil,
-		operands: scriptName, maxOperands: 1,
+		// npm's option parser reads flags anywhere before a --.
+		operands: scriptName, maxOperands: 1, interspersed: true,
 	},
 	{
 		programs: []string{"python", "python3"}, style: getopt,
