@@ -606,3 +606,55 @@ func TestExpireWorkerExpiresDueActions(t *testing.T) {
 		t.Errorf("fresh action is %s, want pending", got.Approval.State)
 	}
 }
+
+// 100 actions, each approved and rejected at once through the surfaces' path: one winner per
+// action, the loser told the outcome, and exactly one execution job per approval that won.
+func TestConcurrentDecideEnqueuesOncePerApproval(t *testing.T) {
+	t.Parallel()
+	b := setup(t, tool("gated", plugins.TierGated))
+	ctx := context.Background()
+	const n = 100
+	ids := make([]string, n)
+	for i := range ids {
+		p, err := b.exec.Propose(ctx, call("gated", `{}`))
+		if err != nil || p.Action == nil {
+			t.Fatal(p, err)
+		}
+		ids[i] = p.Action.ID
+	}
+	var wg sync.WaitGroup
+	var approvedWins, losersTold atomic.Int64
+	for _, id := range ids {
+		for j, approve := range []bool{true, false} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: id, Approve: approve, Surface: []string{"dashboard", "telegram"}[j]})
+				var ad *action.AlreadyDecidedError
+				switch {
+				case err == nil && approve:
+					approvedWins.Add(1)
+				case err == nil:
+				case errors.As(err, &ad):
+					losersTold.Add(1)
+				default:
+					t.Errorf("decide %s: %v", id, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if losersTold.Load() != n {
+		t.Errorf("%d losers told the outcome, want %d", losersTold.Load(), n)
+	}
+	var jobs, approved int64
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'action.execute'`).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM core.approvals WHERE state = 'approved'`).Scan(&approved); err != nil {
+		t.Fatal(err)
+	}
+	if jobs != approvedWins.Load() || approved != jobs {
+		t.Errorf("%d execution jobs, %d approvals won, %d approved rows: want all equal", jobs, approvedWins.Load(), approved)
+	}
+}
