@@ -28,6 +28,8 @@ type cli struct {
 	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
 	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
+	Agents      agentsCmd      `cmd:"" help:"List and show the agents."`
+	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up and idle memory."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
 }
