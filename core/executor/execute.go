@@ -164,26 +164,50 @@ func (e *Executor) end(ctx context.Context, rec action.Record, to action.State, 
 	return final, err
 }
 
-// Recover marks every approval left executing with a dispatched attempt as unknown; buddi
-// serve runs it at start, when no other buddi can be executing.
+// Recover runs at start, when no other buddi can be executing: an approval left executing
+// with a dispatched attempt becomes unknown; one left executing before anything was dispatched
+// goes back to approved with its job enqueued again, since nothing left the machine. It
+// returns how many it marked unknown.
 func (e *Executor) Recover(ctx context.Context) (int, error) {
 	rows, err := e.pool.Query(ctx, `
-		SELECT DISTINCT p.action_id::text FROM core.approvals p
-		JOIN core.effect_attempts t ON t.action_id = p.action_id AND t.state = 'dispatched'
-		WHERE p.state = 'executing'`)
+		SELECT p.action_id::text, EXISTS (SELECT 1 FROM core.effect_attempts t WHERE t.action_id = p.action_id)
+		FROM core.approvals p WHERE p.state = 'executing'`)
 	if err != nil {
 		return 0, fmt.Errorf("recover executing actions: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	type left struct {
+		id         string
+		dispatched bool
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (left, error) {
+		var l left
+		err := r.Scan(&l.id, &l.dispatched)
+		return l, err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("recover executing actions: %w", err)
 	}
-	for _, id := range ids {
-		if _, err := e.claim(ctx, id); err != nil {
-			return 0, err
+	unknown := 0
+	for _, l := range found {
+		if l.dispatched {
+			if _, err := e.claim(ctx, l.id); err != nil {
+				return unknown, err
+			}
+			unknown++
+			continue
+		}
+		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			moved, err := action.Transition(ctx, tx, l.id, action.Executing, action.Approved, "buddi stopped before dispatching it; it runs again", nil)
+			if err != nil || !moved {
+				return err
+			}
+			return e.enqueue(ctx, tx, l.id)
+		})
+		if err != nil {
+			return unknown, err
 		}
 	}
-	return len(ids), nil
+	return unknown, nil
 }
 
 func refusalReason(err error) string {

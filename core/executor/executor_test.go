@@ -658,3 +658,34 @@ func TestConcurrentDecideEnqueuesOncePerApproval(t *testing.T) {
 		t.Errorf("%d execution jobs, %d approvals won, %d approved rows: want all equal", jobs, approvedWins.Load(), approved)
 	}
 }
+
+// An action left executing before anything was dispatched goes back to approved, with its
+// job, at start.
+func TestRecoverRequeuesUndispatched(t *testing.T) {
+	t.Parallel()
+	gated := tool("gated", plugins.TierGated)
+	b := setup(t, gated)
+	ctx := context.Background()
+	p, _ := b.exec.Propose(ctx, call("gated", `{}`))
+	approve(t, b, p.Action.ID)
+	// The claim happened and then the process died before the ledger: executing, no attempt.
+	if _, err := b.pool.Exec(ctx, `UPDATE core.approvals SET state = 'executing' WHERE action_id = $1`, p.Action.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `DELETE FROM river.river_job`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.exec.Recover(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("Recover = %d, %v; want nothing unknown", n, err)
+	}
+	rec, _ := action.Get(ctx, b.pool, p.Action.ID)
+	var jobs int
+	_ = b.pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'action.execute'`).Scan(&jobs)
+	if rec.Approval.State != action.Approved || jobs != 1 {
+		t.Fatalf("after Recover: %s with %d jobs; want approved with its job", rec.Approval.State, jobs)
+	}
+	if rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID); err != nil || rec.Approval.State != action.Succeeded || gated.runs.Load() != 1 {
+		t.Errorf("then: %s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
+	}
+}
