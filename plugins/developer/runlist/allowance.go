@@ -140,7 +140,7 @@ func localNpx(argv []string, pl place, files FS) (*allowed, *finding) {
 		}
 	}
 	if found == "" {
-		span := "between " + pl.rel + " and the workspace root"
+		span := fmt.Sprintf("between %q and the workspace root", pl.rel)
 		if pl.rel == "." {
 			span = "in the workspace root"
 		}
@@ -160,7 +160,7 @@ func localNpx(argv []string, pl place, files FS) (*allowed, *finding) {
 		}
 	}
 	return &allowed{rule: RuleLocalNpx, reason: fmt.Sprintf(
-		"%s runs the project's own %s", rd.display, found)}, nil
+		"%s runs the project's own %q", rd.display, found)}, nil
 }
 
 // isBinName reports whether s is a name node_modules/.bin can hold and npx cannot read as
@@ -201,5 +201,5 @@ func where(rel string) string {
 	if rel == "." {
 		return "the workspace root"
 	}
-	return rel
+	return fmt.Sprintf("%q", rel)
 }

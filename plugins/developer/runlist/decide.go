@@ -3,7 +3,10 @@ package runlist
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Mode is the agent's developer mode (§3), read from its workspace record on every call.
@@ -182,6 +185,38 @@ type Verdict struct {
 // reason, or refused with the rule. It reads no files but through in.FS, runs nothing, and
 // never panics.
 func Decide(in Input) Verdict {
+	v := decide(in)
+	v.Reason = printable(v.Reason)
+	return v
+}
+
+// printable escapes every character of s that does not print, so that a reason is one line
+// the card shows as it is.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// decide is Decide before its reason is made printable.
+func decide(in Input) Verdict {
 	var v Verdict
 	res, splitErr := tokenize(in.Command)
 	if splitErr == nil {
@@ -214,13 +249,13 @@ func Decide(in Input) Verdict {
 	rel, ok := resolveCwd(ws, in.Cwd)
 	if !ok {
 		v.Word = in.Cwd
-		return set(Refused, RuleCwdOutside, "%s: the directory %q resolves outside the workspace %s", name, in.Cwd, ws)
+		return set(Refused, RuleCwdOutside, "%s: the directory %q resolves outside the workspace %q", name, in.Cwd, ws)
 	}
 	pl := place{workspace: ws, rel: rel, protected: cleanAll(in.Protected)}
 	v.Dir = pl.dir()
 	if pr := pl.protectedBy(v.Dir); pr != "" {
 		v.Word = in.Cwd
-		return set(Refused, RuleCwdProtected, "%s: the directory %s is under %s, which is refused even inside a workspace", name, v.Dir, pr)
+		return set(Refused, RuleCwdProtected, "%s: the directory %q is under %q, which is refused even inside a workspace", name, v.Dir, pr)
 	}
 	if splitErr != nil {
 		return set(Refused, RuleUnsplittable, "the command cannot be split into words: %s", strings.TrimPrefix(splitErr.Error(), "runlist: "))
@@ -303,7 +338,7 @@ func protectedScan(argv []string, pl place) *finding {
 	for _, pr := range pl.protected {
 		if _, ok := within(dir, pr); ok {
 			return &finding{rule: RuleProtected, word: argv[0], reason: fmt.Sprintf(
-				"%s: the directory %s holds %s, which is refused even inside a workspace", argv[0], dir, pr)}
+				"%s: the directory %q holds %q, which is refused even inside a workspace", argv[0], dir, pr)}
 		}
 	}
 	for _, w := range argv {
@@ -317,7 +352,7 @@ func protectedScan(argv []string, pl place) *finding {
 			}
 			if pr := pl.protectedBy(abs); pr != "" {
 				return &finding{rule: RuleProtected, flag: flagOf(w), word: w, reason: fmt.Sprintf(
-					"%s: %q reaches %s, which is refused even inside a workspace", argv[0], w, pr)}
+					"%s: %q reaches %q, which is refused even inside a workspace", argv[0], w, pr)}
 			}
 		}
 	}

@@ -383,3 +383,15 @@ func TestKindString(t *testing.T) {
 		t.Errorf("the zero Verdict is %v, want gated", v.Kind)
 	}
 }
+
+// TestInstallCards: an installer's card names what it does, as §5 asks of "the old parser".
+func TestInstallCards(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, cmd := range []string{"pip install requests", "npm i lodash", "yarn add x", "cargo install ripgrep", "go install x@latest", "go get x"} {
+		v := Decide(b.in(cmd))
+		if v.Kind != Gated || !strings.Contains(v.Reason, "installs packages this machine did not have") {
+			t.Errorf("%q: got %v %q, want gated naming the install", cmd, v.Kind, v.Reason)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func TestEscapes(t *testing.T) {
 			if tt.word != "" && !strings.Contains(v.Reason, tt.word) {
 				t.Errorf("%q: reason %q does not name %q", tt.cmd, v.Reason, tt.word)
 			}
-			if !strings.Contains(v.Reason, v.Program) {
+			if !strings.Contains(v.Reason, printable(v.Program)) {
 				t.Errorf("%q: reason %q does not name the program %q", tt.cmd, v.Reason, v.Program)
 			}
 		})

@@ -44,6 +44,14 @@ func admit(argv []string, pl place) (string, *finding) {
 			"%q names a program by its path, and the run list names programs, not files", prog)
 	}
 	rows := byProgram[prog]
+	if len(argv) > 1 && installers[prog+" "+argv[1]] {
+		rule := RuleSubcommand
+		if rows == nil {
+			rule = RuleNotListed
+		}
+		return prog, rd.failf(rule, "", argv[1],
+			"%s %s installs packages this machine did not have, and no installer is on the run list", prog, argv[1])
+	}
 	if rows == nil {
 		return prog, rd.failf(RuleNotListed, "", prog, "%s is not on the run list", prog)
 	}
@@ -282,6 +290,7 @@ func (rd *reader) withValue(f flagSpec, w, val string, attached, bothWays bool, 
 	if attached {
 		if bothWays {
 			if fd := rd.value(f, w, "="+val); fd != nil {
+				fd.reason += fmt.Sprintf(" (GNU getopt reads %q as %s with the value %q)", w, f.name, "="+val)
 				return 0, fd
 			}
 		}
@@ -353,7 +362,7 @@ func (rd *reader) operandPath(p, flag string) *finding {
 			"%s: %s climbs with .., and run-list paths stay inside the workspace", rd.display, what)
 	case pathProtected:
 		return rd.failf(RuleProtected, flag, p,
-			"%s: %s falls under %s, which is refused even inside a workspace", rd.display, what, pr)
+			"%s: %s falls under %q, which is refused even inside a workspace", rd.display, what, pr)
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func check(t *testing.T, in Input, c decisionCase) Verdict {
 			t.Errorf("%q: reason %q does not name the flag %q", in.Command, v.Reason, c.flag)
 		}
 	}
-	if v.Kind != Auto && v.Program != "" && !strings.Contains(v.Reason, v.Program) {
+	if v.Kind != Auto && v.Program != "" && !strings.Contains(v.Reason, printable(v.Program)) {
 		t.Errorf("%q: reason %q does not name the program %q", in.Command, v.Reason, v.Program)
 	}
 	if strings.Count(v.Reason, ". ") > 0 || strings.Contains(v.Reason, "\n") {

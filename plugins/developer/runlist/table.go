@@ -342,3 +342,15 @@ type install struct {
 	// lockfiles are the files, any one of which admits the install.
 	lockfiles []string
 }
+
+// installers name the card of a command that installs, the one job §5 leaves "the old
+// parser": "putting a name on that card (“npm install installs packages this machine did
+// not have”) rather than “npm install is not on the run list”". Keys are program and
+// subcommand. They never admit anything.
+var installers = map[string]bool{
+	"npm install": true, "npm i": true, "npm add": true, "npm update": true,
+	"pnpm add": true, "pnpm update": true, "yarn add": true, "yarn up": true, "bun add": true,
+	"pip install": true, "pip3 install": true, "pipx install": true, "uv add": true, "uv pip": true,
+	"cargo install": true, "cargo add": true, "go get": true, "go install": true,
+	"gem install": true, "brew install": true, "apt install": true, "apt-get install": true,
+}
