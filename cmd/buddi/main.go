@@ -30,6 +30,7 @@ type cli struct {
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents."`
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
+	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up and idle memory."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
 }
