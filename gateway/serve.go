@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,7 +19,9 @@ import (
 	"buddi/config"
 	"buddi/core/eventlog"
 	"buddi/core/executor"
+	"buddi/core/redact"
 	"buddi/core/registry"
+	"buddi/core/vault"
 	"buddi/datadir"
 	"buddi/db"
 	"buddi/dbsource"
@@ -60,6 +63,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err := datadir.PrepareHome(cfg.Home); err != nil {
 		return err
 	}
+	// Every stored secret, in its common encodings, is scrubbed from the log before a line
+	// is written. A locked vault has no values to scrub and fails closed on every use.
+	secrets, err := vault.Open(vault.Options{Path: filepath.Join(cfg.Home, "vault.json"), Key: os.Getenv("BUDDI_VAULT_KEY")})
+	if err != nil {
+		return err
+	}
+	scrub := redact.NewLive(secrets)
+	log = slog.New(redact.NewHandler(log.Handler(), scrub))
+	if err := scrub.Reload(); err != nil {
+		log.Warn("the vault is locked: secrets cannot be used until it opens", "err", err)
+	}
+	// A secret set from the command line lands in the vault file: pick it up.
+	stopRefresh := refreshEvery(30*time.Second, func() { _ = scrub.Reload() })
+	defer stopRefresh()
 	lock, err := datadir.TryLock(cfg.Home)
 	if err != nil {
 		return err
@@ -241,4 +258,27 @@ func (h *healthSource) Report(ctx context.Context) health.Report {
 		rep.Status = "degraded"
 	}
 	return rep
+}
+
+// refreshEvery calls fn on a ticker until the returned stop is called.
+func refreshEvery(d time.Duration, fn func()) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				fn()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

@@ -87,3 +87,28 @@ func TestAgentsCommands(t *testing.T) {
 		t.Errorf("agents show @nobody: exit %d\n%s", code, errOut)
 	}
 }
+
+// A secret in the vault never reaches buddi serve's log: here the secret is also part of the
+// data directory's path, which serve logs as it sets up the database.
+func TestServeLogScrubsSecrets(t *testing.T) {
+	t.Parallel()
+	const key = "BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE="
+	const secret = "sekrit-9d8c7b6a5f"
+	_, port, vars := env(t, key)
+	home := filepath.Join(t.TempDir(), secret, "home")
+	vars = append(vars, "BUDDI_HOME="+home)
+	if code, _, errOut := runWithInput(t, vars, secret, "vault", "set", "DB_PASSWORD"); code != 0 {
+		t.Fatalf("vault set: %s", errOut)
+	}
+	s := startServe(t, home, port, vars)
+	s.health()
+	if code := s.stop(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(s.log.String(), secret) {
+		t.Errorf("the secret reached the log:\n%s", s.log.String())
+	}
+	if !strings.Contains(s.log.String(), "‹secret:DB_PASSWORD›") {
+		t.Errorf("the log does not show the path redacted:\n%s", s.log.String())
+	}
+}
