@@ -11,6 +11,7 @@ import (
 // handles. Receive must not block on another actor, and must not start
 // goroutines that can panic (that kills the process).
 type Actor interface {
+	// Receive handles the one message c carries.
 	Receive(c *Context)
 }
 

@@ -7,7 +7,9 @@ type Started struct{}
 // Restarting is delivered to a failed instance just before it is replaced by a
 // new one. Reason is the failure that caused the restart (for AllForOne, the
 // failure of the sibling). A panic here is logged and ignored.
-type Restarting struct{ Reason string }
+type Restarting struct {
+	Reason string // the failure, as text; empty when none was recorded
+}
 
 // Stopping is delivered when the actor is about to stop, before its children
 // stop. A panic here is logged and ignored.

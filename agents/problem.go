@@ -24,7 +24,7 @@ func (p Problem) Error() string {
 // LoadError is a load that failed: every problem found in every file, in path order, so the
 // owner can fix them all at once. A catalogue with any problem does not load.
 type LoadError struct {
-	Problems []Problem `json:"problems"`
+	Problems []Problem `json:"problems"` // every problem found, in path order
 }
 
 // Error lists every problem, one a line.

@@ -15,8 +15,8 @@ var ErrLocked = errors.New("datadir: locked by another buddi")
 
 // LockedError names the holder.
 type LockedError struct {
-	Dir string
-	Pid int
+	Dir string // the data directory
+	Pid int    // the holder's pid, read from buddi.lock; 0 when unreadable
 }
 
 // Error says what happened in one sentence.

@@ -59,8 +59,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*pgxpool.Pool, error) 
 
 // UnreachableError says the server at Target did not answer.
 type UnreachableError struct {
-	Target string
-	Err    error
+	Target string // the DSN, password masked
+	Err    error  // why the ping failed
 }
 
 // Error says what happened in one sentence.

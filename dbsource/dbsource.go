@@ -27,7 +27,9 @@ const DatabaseName = "buddi"
 var ErrNotInitialised = errors.New("dbsource: not initialised")
 
 // NotInitialisedError names the data directory.
-type NotInitialisedError struct{ Home string }
+type NotInitialisedError struct {
+	Home string // the data directory (BUDDI_HOME)
+}
 
 // Error says what happened in one sentence.
 func (e *NotInitialisedError) Error() string {
@@ -63,7 +65,8 @@ type Options struct {
 	CreateIfMissing bool
 	// Fast is for tests: an embedded cluster without fsync.
 	Fast bool
-	Log  *slog.Logger
+	// Log receives what the embedded cluster does. Default: discard.
+	Log *slog.Logger
 }
 
 // Open connects to the configured database.

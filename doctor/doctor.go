@@ -31,9 +31,12 @@ const (
 
 // Check is one line of the report.
 type Check struct {
+	// Name is what was checked: "data directory", "listener", "supervision tree",
+	// "database", "migrations" or "queue".
 	Name string `json:"name"`
 	// OK is false for a problem.
-	OK     bool   `json:"ok"`
+	OK bool `json:"ok"`
+	// Detail is what was found, in one line.
 	Detail string `json:"detail"`
 	// Fix is one sentence on what to do, for a problem.
 	Fix string `json:"fix,omitempty"`
@@ -41,26 +44,35 @@ type Check struct {
 
 // Report is everything doctor found.
 type Report struct {
-	Healthy    bool                `json:"healthy"`
-	ExitCode   int                 `json:"exit_code"`
-	Home       string              `json:"home"`
-	Checks     []Check             `json:"checks"`
-	Database   *health.Database    `json:"database,omitempty"`
+	// Healthy is true when every check is OK.
+	Healthy bool `json:"healthy"`
+	// ExitCode is the command's exit code: ExitOK, ExitProblem or ExitDoFirst.
+	ExitCode int `json:"exit_code"`
+	// Home is the data directory examined.
+	Home string `json:"home"`
+	// Checks are the lines of the report, in the order they were made.
+	Checks []Check `json:"checks"`
+	// Database is the database part; nil when the database could not be opened.
+	Database *health.Database `json:"database,omitempty"`
+	// Migrations are where each schema stands; nil when not read.
 	Migrations []migrations.Status `json:"migrations,omitempty"`
-	Queue      *queue.Stats        `json:"queue,omitempty"`
-	FailedJobs []FailedJob         `json:"failed_jobs,omitempty"`
-	Serving    *health.Report      `json:"serving,omitempty"`
+	// Queue is the queue's state; nil when it was not read.
+	Queue *queue.Stats `json:"queue,omitempty"`
+	// FailedJobs are the latest 50 jobs River discarded, newest first; only when there are any.
+	FailedJobs []FailedJob `json:"failed_jobs,omitempty"`
+	// Serving is the running buddi's health report; nil when none answers.
+	Serving *health.Report `json:"serving,omitempty"`
 	// SupervisorEvents are the latest supervisor decisions from the event log.
 	SupervisorEvents []eventlog.Event `json:"supervisor_events,omitempty"`
 }
 
 // FailedJob is a job River discarded.
 type FailedJob struct {
-	ID        int64     `json:"id"`
-	Kind      string    `json:"kind"`
-	Attempts  int       `json:"attempts"`
-	LastError string    `json:"last_error"`
-	FailedAt  time.Time `json:"failed_at"`
+	ID        int64     `json:"id"`         // River's job id
+	Kind      string    `json:"kind"`       // River's name for the job, e.g. "action.execute"
+	Attempts  int       `json:"attempts"`   // how many times it was tried
+	LastError string    `json:"last_error"` // the last attempt's error; empty if none was recorded
+	FailedAt  time.Time `json:"failed_at"`  // when River finalized it, else when it was created
 }
 
 func (r *Report) add(c Check) { r.Checks = append(r.Checks, c) }

@@ -8,17 +8,17 @@ import "time"
 type Report struct {
 	// Status is "ok" when every part works, "degraded" otherwise.
 	Status    string    `json:"status"`
-	Version   string    `json:"version"`
-	Pid       int       `json:"pid"`
-	StartedAt time.Time `json:"started_at"`
+	Version   string    `json:"version"`    // the release the binary was built from
+	Pid       int       `json:"pid"`        // the serving process's id
+	StartedAt time.Time `json:"started_at"` // when it started, in UTC
 	// UptimeSeconds is whole seconds since the start.
 	UptimeSeconds int64     `json:"uptime_seconds"`
-	Listener      string    `json:"listener"`
-	Database      Database  `json:"database"`
-	Queue         Queue     `json:"queue"`
-	Actors        []Actor   `json:"actors"`
-	Problems      []string  `json:"problems,omitempty"`
-	CheckedAt     time.Time `json:"checked_at"`
+	Listener      string    `json:"listener"`           // the dashboard's address, host:port
+	Database      Database  `json:"database"`           // the database part
+	Queue         Queue     `json:"queue"`              // the queue part
+	Actors        []Actor   `json:"actors"`             // the supervision tree, parents first
+	Problems      []string  `json:"problems,omitempty"` // one line each; empty when Status is "ok"
+	CheckedAt     time.Time `json:"checked_at"`         // when this report was made, in UTC
 }
 
 // Database is the database part.
@@ -27,32 +27,32 @@ type Database struct {
 	Source string `json:"source"`
 	// Target names the server, password masked.
 	Target    string `json:"target"`
-	Reachable bool   `json:"reachable"`
-	Version   string `json:"version,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Reachable bool   `json:"reachable"`         // the server answered
+	Version   string `json:"version,omitempty"` // the server's server_version, when it answered
+	Error     string `json:"error,omitempty"`   // why it did not answer
 }
 
 // Queue is the River part.
 type Queue struct {
-	Running bool             `json:"running"`
-	Queues  []QueueInfo      `json:"queues"`
-	Jobs    map[string]int64 `json:"jobs"`
-	Failed  int64            `json:"failed"`
-	Error   string           `json:"error,omitempty"`
+	Running bool             `json:"running"`         // the River client is working jobs
+	Queues  []QueueInfo      `json:"queues"`          // in name order
+	Jobs    map[string]int64 `json:"jobs"`            // by state, every state present
+	Failed  int64            `json:"failed"`          // jobs River discarded: the work will not happen
+	Error   string           `json:"error,omitempty"` // why the queue's tables could not be read
 }
 
 // QueueInfo is one named queue.
 type QueueInfo struct {
-	Name   string `json:"name"`
-	Paused bool   `json:"paused"`
+	Name   string `json:"name"`   // the queue's name
+	Paused bool   `json:"paused"` // paused in River (paused_at is set)
 }
 
 // Actor is one node of the supervision tree.
 type Actor struct {
-	Path       string `json:"path"`
-	Parent     string `json:"parent,omitempty"`
-	Supervisor bool   `json:"supervisor"`
-	Strategy   string `json:"strategy,omitempty"`
-	Restarts   int    `json:"restarts"`
-	State      string `json:"state"`
+	Path       string `json:"path"`               // e.g. "root/surfaces/dashboard"
+	Parent     string `json:"parent,omitempty"`   // the parent's path; empty at the top
+	Supervisor bool   `json:"supervisor"`         // true for a supervisor, false for a worker
+	Strategy   string `json:"strategy,omitempty"` // a supervisor's strategy and budget, in words
+	Restarts   int    `json:"restarts"`           // restarts since it was first spawned
+	State      string `json:"state"`              // "running", "restarting" or "stopped"
 }

@@ -33,8 +33,8 @@ const lockKey int64 = 0x6275646469_6d6967
 
 // Set is one schema's migrations: SQL files in goose's format at the root of FS.
 type Set struct {
-	Schema string
-	FS     fs.FS
+	Schema string // the Postgres schema migrated, which also holds goose's version table
+	FS     fs.FS  // the SQL files, at its root
 }
 
 // Core is core's own schema.
@@ -48,9 +48,9 @@ func Core() Set {
 
 // Status says where one schema stands.
 type Status struct {
-	Schema  string `json:"schema"`
-	Current int64  `json:"current"`
-	Target  int64  `json:"target"`
+	Schema  string `json:"schema"`  // e.g. "core" or "river"
+	Current int64  `json:"current"` // the highest version applied; 0 when none is
+	Target  int64  `json:"target"`  // the highest version this binary carries
 }
 
 // Pending reports whether migrations wait to be applied.
@@ -58,8 +58,8 @@ func (s Status) Pending() bool { return s.Current < s.Target }
 
 // Applied is what one Up did.
 type Applied struct {
-	Schema   string  `json:"schema"`
-	Versions []int64 `json:"versions"`
+	Schema   string  `json:"schema"`   // e.g. "core" or "river"
+	Versions []int64 `json:"versions"` // applied by this Up, in order; empty if none were due
 }
 
 // Up applies core, the given plugin sets, and River's migrations, each only as far as needed.

@@ -15,7 +15,9 @@ import (
 var ErrNoBinaries = errors.New("pgcluster: no PostgreSQL server binaries")
 
 // NoBinariesError says where the binaries were looked for.
-type NoBinariesError struct{ Looked []string }
+type NoBinariesError struct {
+	Looked []string // the places searched, in order
+}
 
 // Error says what happened in one sentence.
 func (e *NoBinariesError) Error() string {

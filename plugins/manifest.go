@@ -35,9 +35,9 @@ type Manifest struct {
 
 // Source is a system-invoked poller: core decides when it is due and hands it Enqueue.
 type Source struct {
-	ID          string
-	Description string
-	Period      time.Duration
+	ID          string        // names the source
+	Description string        // what it polls, in one line
+	Period      time.Duration // how often it is due
 	// Poll does one round. It owns its cursor and its transaction; Enqueue is idempotent on
 	// dedupKey, so a poll that crashed between its commit and its enqueue recovers.
 	Poll func(ctx context.Context, enqueue EnqueueRun) error
@@ -48,35 +48,36 @@ type EnqueueRun func(ctx context.Context, agentID, prompt, dedupKey string) erro
 
 // Sentinel is a deterministic watcher that reports findings; core decides what is said.
 type Sentinel struct {
-	ID          string
-	Description string
-	Period      time.Duration
-	Check       func(ctx context.Context) ([]Finding, error)
+	ID          string        // names the sentinel
+	Description string        // what it watches, in one line
+	Period      time.Duration // how often it is due
+	// Check looks once and returns what it found: no model, no prompt.
+	Check func(ctx context.Context) ([]Finding, error)
 }
 
 // Finding is one thing a sentinel noticed.
 type Finding struct {
-	Key       string
-	Severity  string // "urgent" or "info"
-	OwnerLine string
-	Brief     string
-	Kind      string
-	Subject   string
-	Actions   []string
+	Key       string   // identifies the finding from one check to the next
+	Severity  string   // "urgent" or "info"
+	OwnerLine string   // what the owner reads: the only text a surface shows
+	Brief     string   // for the agent that picks it up: what to do; never shown
+	Kind      string   // what sort of finding it is
+	Subject   string   // what it is about, within its kind
+	Actions   []string // what the owner can do about it
 }
 
 // SuggestedMission is scheduled work the plugin suggests; the owner accepts it or not.
 type SuggestedMission struct {
-	ID     string
-	Cron   string
-	Prompt string
+	ID     string // names the mission
+	Cron   string // when it runs, as a cron expression
+	Prompt string // what the run is asked to do
 	// Role is the role of the agent that should run it.
 	Role string
 }
 
 // ViewDescriptor says which generic renderer draws a tool's result.
 type ViewDescriptor struct {
-	Tool     string
+	Tool     string // the tool's name, "<plugin>.<verb>"
 	Renderer string // timeseries, table, bars, keyvalue, document, diff, terminal, image, preview, envelope, structured
 	// Options are the renderer's settings, as JSON-shaped data.
 	Options map[string]any

@@ -103,6 +103,8 @@ type Tool interface {
 // TierNarrower is implemented by a tool that picks its tier per call among auto, gated and
 // session. It runs after the arguments are validated; the declared tier stays the floor.
 type TierNarrower interface {
+	// TierFor returns the tier for call: auto, gated or session. It runs under the tool's
+	// timeout, on a copy of the arguments.
 	TierFor(ctx context.Context, call Call) Tier
 }
 
@@ -162,15 +164,15 @@ type Envelope struct {
 
 // Choice is one decision the owner makes at approval, among declared options.
 type Choice struct {
-	Name    string   `json:"name"`
-	Options []string `json:"options"`
-	Default string   `json:"default,omitempty"`
+	Name    string   `json:"name"`              // the key of the owner's pick in Call.Picks
+	Options []string `json:"options"`           // the values the owner may pick
+	Default string   `json:"default,omitempty"` // taken if none is picked; empty: a pick is required
 }
 
 // Precondition is a fact the call depends on, checked again before dispatch.
 type Precondition struct {
-	What  string `json:"what"`
-	Value string `json:"value"`
+	What  string `json:"what"`  // the fact, e.g. "sha256 of <path>"
+	Value string `json:"value"` // what it was when the call was described
 }
 
 // Result is what a tool returns to the model.
@@ -197,5 +199,6 @@ type PolicyFacts struct {
 // PolicyDescriber is implemented by a tool whose calls the permission policy must see more
 // of than their effects (a shell, an edit, the paths touched).
 type PolicyDescriber interface {
+	// PolicyFacts returns what the policy must know about call beyond its effects.
 	PolicyFacts(call Call) PolicyFacts
 }

@@ -16,7 +16,7 @@ import (
 // ProbeArgs is a job that proves the queue works end to end: its worker records a
 // queue.probed event in the same transaction that completes the job.
 type ProbeArgs struct {
-	Note string `json:"note,omitempty"`
+	Note string `json:"note,omitempty"` // free text, copied into the queue.probed event
 }
 
 // Kind is River's name for the job.

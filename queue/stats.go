@@ -16,13 +16,13 @@ var States = []string{"available", "scheduled", "pending", "running", "retryable
 
 // QueueInfo is one named queue.
 type QueueInfo struct {
-	Name   string `json:"name"`
-	Paused bool   `json:"paused"`
+	Name   string `json:"name"`   // the queue's name
+	Paused bool   `json:"paused"` // paused in River (paused_at is set)
 }
 
 // Stats is the queue's state as the database holds it.
 type Stats struct {
-	Queues []QueueInfo      `json:"queues"`
+	Queues []QueueInfo      `json:"queues"` // in name order
 	Jobs   map[string]int64 `json:"jobs"`   // by state, every state present
 	Failed int64            `json:"failed"` // jobs River discarded: the work will not happen
 }

@@ -31,13 +31,20 @@ var (
 
 // Parts are the workers the tree starts with; a nil part is left out.
 type Parts struct {
-	Postgres  func() actors.Actor
-	Queue     func() actors.Actor
+	// Postgres produces root/postgres, the actor that watches the embedded cluster's server
+	// process; nil with DATABASE_URL.
+	Postgres func() actors.Actor
+	// Queue produces root/queue, the actor that owns the River client.
+	Queue func() actors.Actor
+	// Dashboard produces root/surfaces/dashboard, the actor that owns the dashboard's listener
+	// and HTTP server.
 	Dashboard func() actors.Actor
 }
 
 // Tree holds the supervisors, for later spawns under them.
 type Tree struct {
+	// Root is the root supervisor; the others are the subtree supervisors under it
+	// (root/surfaces, root/conversations, root/workspaces, root/sentinels).
 	Root, Surfaces, Conversations, Workspaces, Sentinels *actors.Ref
 	// Queue is the queue actor, nil when Parts.Queue was.
 	Queue *actors.Ref

@@ -28,13 +28,19 @@ type Seen struct {
 }
 
 // Crash makes a probe actor panic with Reason.
-type Crash struct{ Reason string }
+type Crash struct {
+	Reason string // what the actor panics with
+}
 
 // Echo makes a probe actor respond with Value.
-type Echo struct{ Value any }
+type Echo struct {
+	Value any // what the actor responds with
+}
 
 // Block makes a probe actor block inside Receive until Until is closed.
-type Block struct{ Until <-chan struct{} }
+type Block struct {
+	Until <-chan struct{} // closed to let the actor return
+}
 
 // Probe builds worker actors that report every message, lifecycle ones
 // included, on C, before acting on Crash, Echo and Block.

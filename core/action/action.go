@@ -59,19 +59,34 @@ func (s State) Final() bool {
 
 // Action is the immutable record of one proposed effect.
 type Action struct {
-	ID              string           `json:"id"`
-	Tool            string           `json:"tool"`
-	ToolVersion     string           `json:"tool_version"`
-	Agent           string           `json:"agent"`
-	ConversationID  string           `json:"conversation_id,omitempty"`
-	RunID           string           `json:"run_id,omitempty"`
-	DelegationDepth int              `json:"delegation_depth"`
-	Args            json.RawMessage  `json:"args"`
-	Envelope        plugins.Envelope `json:"envelope"`
-	PolicyVersion   int              `json:"policy_version"`
-	Hash            string           `json:"hash"`
-	ExpiresAt       time.Time        `json:"expires_at"`
-	CreatedAt       time.Time        `json:"created_at"`
+	// ID is the action's UUID.
+	ID string `json:"id"`
+	// Tool is the tool's name, "<plugin>.<verb>".
+	Tool string `json:"tool"`
+	// ToolVersion is the version of the plugin that contributed the tool when the action was
+	// made; the executor refuses the action once the plugin is at another version.
+	ToolVersion string `json:"tool_version"`
+	// Agent is the id of the agent whose run proposed the call.
+	Agent string `json:"agent"`
+	// ConversationID is the conversation's UUID, or empty when the run is in none.
+	ConversationID string `json:"conversation_id,omitempty"`
+	// RunID identifies the run that proposed the call.
+	RunID string `json:"run_id,omitempty"`
+	// DelegationDepth is 0 for a run the owner started, more for a delegate's run.
+	DelegationDepth int `json:"delegation_depth"`
+	// Args are the call's arguments as canonical JSON, byte for byte as hashed.
+	Args json.RawMessage `json:"args"`
+	// Envelope is what Describe rendered when the action was made; the preview is drawn from it.
+	Envelope plugins.Envelope `json:"envelope"`
+	// PolicyVersion is the policy version the hash was made under (PolicyVersion).
+	PolicyVersion int `json:"policy_version"`
+	// Hash is the hex SHA-256 that Hash gives for the tool, version, arguments and envelope.
+	Hash string `json:"hash"`
+	// ExpiresAt is CreatedAt plus the proposal's TTL (default DefaultTTL); a pending action
+	// past it expires.
+	ExpiresAt time.Time `json:"expires_at"`
+	// CreatedAt is the call's clock (Call.Now), or the database's now() when the call had none.
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Call rebuilds the tool call the action was made from, with its original identity and
@@ -92,19 +107,29 @@ func (r Record) Call() plugins.Call {
 
 // Approval is the decision state of one action.
 type Approval struct {
-	State     State             `json:"state"`
-	DecidedBy string            `json:"decided_by,omitempty"`
-	DecidedAt *time.Time        `json:"decided_at,omitempty"`
-	Picks     map[string]string `json:"picks,omitempty"`
-	Reason    string            `json:"reason,omitempty"`
-	Result    json.RawMessage   `json:"result,omitempty"`
-	UpdatedAt time.Time         `json:"updated_at"`
+	// State is where the approval stands; it starts Pending.
+	State State `json:"state"`
+	// DecidedBy is the owner surface that decided (one of OwnerSurfaces), or
+	// "standing:<id>" for an approval under a standing permission; empty until decided.
+	DecidedBy string `json:"decided_by,omitempty"`
+	// DecidedAt is when it was decided; nil until then.
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	// Picks are the option taken for each declared choice, by choice name, defaults filled
+	// in; empty unless approved.
+	Picks map[string]string `json:"picks,omitempty"`
+	// Reason is the latest reason recorded: the owner's note at the decision, or why the
+	// action expired, was refused, failed or is unknown.
+	Reason string `json:"reason,omitempty"`
+	// Result is the tool's plugins.Result as JSON once the tool ran; nil before.
+	Result json.RawMessage `json:"result,omitempty"`
+	// UpdatedAt is when the approval last changed.
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Record is an action with its approval.
 type Record struct {
 	Action
-	Approval Approval `json:"approval"`
+	Approval Approval `json:"approval"` // the action's decision state
 }
 
 // Hash is the policy-version-2 hash of an action: SHA-256 over the canonical JSON of the
@@ -130,8 +155,11 @@ func Hash(tool, version string, args json.RawMessage, env plugins.Envelope) (str
 
 // Proposal is what Create needs.
 type Proposal struct {
-	Call     plugins.Call
-	Version  string
+	// Call is the proposed call; its Now, when set, becomes the action's CreatedAt.
+	Call plugins.Call
+	// Version is the version of the plugin that contributes the tool.
+	Version string
+	// Envelope is what Describe rendered for the call.
 	Envelope plugins.Envelope
 	// TTL is how long the action waits for a decision; default DefaultTTL.
 	TTL time.Duration
@@ -226,8 +254,8 @@ func Get(ctx context.Context, q eventlog.Querier, id string) (Record, error) {
 
 // Filter selects records for List; the zero value lists the latest 50 of any state.
 type Filter struct {
-	States []State
-	Limit  int
+	States []State // only these states; empty: any state
+	Limit  int     // 1 to 500; anything else gives 50
 }
 
 // List returns records newest first.

@@ -18,8 +18,10 @@ var OwnerSurfaces = []string{"terminal", "dashboard", "telegram"}
 
 // Decision is the owner's answer on one action.
 type Decision struct {
+	// ActionID is the id of the action decided.
 	ActionID string
-	Approve  bool
+	// Approve is true to approve the action, false to reject it.
+	Approve bool
 	// Surface is where the owner decided: one of OwnerSurfaces.
 	Surface string
 	// Picks are the owner's answers to the action's declared choices, by choice name.
@@ -43,10 +45,10 @@ const (
 
 // AlreadyDecidedError tells the loser of a race (or a late decision) how the action went.
 type AlreadyDecidedError struct {
-	ActionID string
-	State    State
-	By       string
-	At       *time.Time
+	ActionID string     // the action's id
+	State    State      // its state now
+	By       string     // who decided: an owner surface or "standing:<id>"; empty if it expired
+	At       *time.Time // when it was decided; nil if it expired
 }
 
 // Error says what happened in one sentence.

@@ -16,15 +16,15 @@ import (
 // Standing is a standing permission: the owner's approval, given once, for every call of one
 // tool version by one agent, in one conversation or in all of them.
 type Standing struct {
-	ID             int64      `json:"id"`
-	Agent          string     `json:"agent"`
-	Tool           string     `json:"tool"`
-	ToolVersion    string     `json:"tool_version"`
+	ID             int64      `json:"id"`                        // as in "standing:<id>"
+	Agent          string     `json:"agent"`                     // the agent whose calls it covers
+	Tool           string     `json:"tool"`                      // the tool's name
+	ToolVersion    string     `json:"tool_version"`              // this plugin version only
 	ConversationID string     `json:"conversation_id,omitempty"` // empty: every conversation
-	GrantedBy      string     `json:"granted_by"`
-	GrantedAt      time.Time  `json:"granted_at"`
-	RevokedBy      string     `json:"revoked_by,omitempty"`
-	RevokedAt      *time.Time `json:"revoked_at,omitempty"`
+	GrantedBy      string     `json:"granted_by"`                // the owner surface that granted it
+	GrantedAt      time.Time  `json:"granted_at"`                // when it was granted
+	RevokedBy      string     `json:"revoked_by,omitempty"`      // who revoked it; empty while live
+	RevokedAt      *time.Time `json:"revoked_at,omitempty"`      // when it was revoked; nil while live
 }
 
 // ErrNotReusable means the tool did not opt into reusable approval.

@@ -14,17 +14,19 @@ import (
 
 // Querier is what Append and List need: a pgx.Tx, *pgx.Conn or *pgxpool.Pool.
 type Querier interface {
+	// QueryRow runs sql with args and returns its first row.
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	// Query runs sql with args and returns its rows.
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // Event is one row of core.events.
 type Event struct {
-	ID             int64           `json:"id"`
-	Kind           string          `json:"kind"`
-	ConversationID string          `json:"conversation_id,omitempty"`
-	Payload        json.RawMessage `json:"payload"`
-	CreatedAt      time.Time       `json:"created_at"`
+	ID             int64           `json:"id"`                        // increasing in append order
+	Kind           string          `json:"kind"`                      // dotted, e.g. "action.proposed"
+	ConversationID string          `json:"conversation_id,omitempty"` // a UUID, or empty
+	Payload        json.RawMessage `json:"payload"`                   // a JSON object; {} for none
+	CreatedAt      time.Time       `json:"created_at"`                // the appending transaction's now()
 }
 
 // Append records one fact in q's transaction. payload is marshalled to a JSON object; nil

@@ -24,6 +24,7 @@ import (
 
 // Inserter puts a job in the queue inside a transaction (a River client, insert-only is enough).
 type Inserter interface {
+	// InsertTx enqueues a job with args and opts (nil for the job's own) as part of tx.
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 

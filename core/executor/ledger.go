@@ -73,11 +73,11 @@ func markDispatchedUnknown(ctx context.Context, tx pgx.Tx, actionID string) (boo
 
 // Attempt is one row of the effect ledger.
 type Attempt struct {
-	ID     int64  `json:"id"`
-	State  string `json:"state"`
-	Error  string `json:"error,omitempty"`
-	Hash   string `json:"hash"`
-	Action string `json:"action_id"`
+	ID     int64  `json:"id"`              // increasing in the order attempts were recorded
+	State  string `json:"state"`           // dispatched, succeeded, failed or unknown
+	Error  string `json:"error,omitempty"` // why it failed or is unknown; empty otherwise
+	Hash   string `json:"hash"`            // the hash of the action it dispatched
+	Action string `json:"action_id"`       // the action's id
 }
 
 // Attempts lists an action's ledger rows in order.

@@ -13,7 +13,7 @@ import (
 
 // ExecuteArgs is the queue job that executes one approved action; there is one per action.
 type ExecuteArgs struct {
-	ActionID string `json:"action_id"`
+	ActionID string `json:"action_id"` // the approved action to execute
 }
 
 // Kind is River's name for the job.
@@ -27,7 +27,7 @@ func (ExecuteArgs) InsertOpts() river.InsertOpts {
 // Worker runs ExecuteArgs jobs with e.
 type Worker struct {
 	river.WorkerDefaults[ExecuteArgs]
-	Executor *Executor
+	Executor *Executor // executes each job's approved action
 }
 
 // Work executes the action. A rerun of the job (after a crash) is safe: ExecuteApproved never
@@ -46,7 +46,7 @@ func (ExpireArgs) Kind() string { return "action.expire" }
 // ExpireWorker runs ExpireArgs jobs.
 type ExpireWorker struct {
 	river.WorkerDefaults[ExpireArgs]
-	Pool *pgxpool.Pool
+	Pool *pgxpool.Pool // where due actions are expired, in one transaction a job
 }
 
 // Work expires what is due, with an event each.

@@ -93,6 +93,9 @@ func undocumented(decl ast.Decl) []string {
 				if s.Name.IsExported() && d.Doc == nil && s.Doc == nil {
 					out = append(out, s.Name.Name)
 				}
+				if s.Name.IsExported() {
+					out = append(out, undocumentedMembers(s)...)
+				}
 			case *ast.ValueSpec:
 				for _, n := range s.Names {
 					if n.IsExported() && d.Doc == nil && s.Doc == nil && s.Comment == nil {
@@ -118,4 +121,31 @@ func exportedRecv(fl *ast.FieldList) bool {
 	}
 	id, ok := typ.(*ast.Ident)
 	return ok && id.IsExported()
+}
+
+// undocumentedMembers lists the exported fields of an exported struct and the methods of an
+// exported interface that carry neither a doc comment nor a line comment. A field in a group
+// that shares one comment (`A, B int // …`) counts as documented.
+func undocumentedMembers(s *ast.TypeSpec) []string {
+	var fields *ast.FieldList
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		fields = t.Fields
+	case *ast.InterfaceType:
+		fields = t.Methods
+	default:
+		return nil
+	}
+	var out []string
+	for _, f := range fields.List {
+		if f.Doc != nil || f.Comment != nil {
+			continue
+		}
+		for _, n := range f.Names {
+			if n.IsExported() {
+				out = append(out, s.Name.Name+"."+n.Name)
+			}
+		}
+	}
+	return out
 }

@@ -51,7 +51,8 @@ type Deps struct {
 	// 127.0.0.1, localhost or [::1] with its port. Empty only in tests that serve the routes
 	// on httptest's own address.
 	Addr string
-	Log  *slog.Logger
+	// Log receives what the server logs, tagged service=dashboard. Default: discard.
+	Log *slog.Logger
 }
 
 // Server serves the dashboard's routes on one listener.
