@@ -1,0 +1,129 @@
+package developer
+
+import (
+	"embed"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/plugins"
+	"buddi/plugins/developer/confine"
+)
+
+// Name is the plugin's name; its tools are "developer.<verb>".
+const Name = "developer"
+
+// Version is the plugin's version. It is part of every action's hash, so a change to what a
+// tool does with the same arguments raises it.
+const Version = "0.1.0"
+
+// Schema is the Postgres schema the plugin owns (§11).
+const Schema = "developer"
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations returns the plugin's SQL migrations (goose's format, at the root), which
+// Manifest also carries.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the embed pattern above guarantees the directory
+	}
+	return sub
+}
+
+// Deps is what the developer tools need from the composition root.
+type Deps struct {
+	// Pool is the database holding the developer schema. Required: without it every call
+	// is refused.
+	Pool *pgxpool.Pool
+	// Home is the owner's home directory, whose §2 paths (~/.ssh, ~/.aws, the shell rc
+	// files, …) are refused even in a workspace placed above them. Default: the current
+	// user's home (confine refuses to work without one rather than protect nothing).
+	Home string
+	// DataDir is buddi's data directory (BUDDI_HOME), refused like the home's paths; the
+	// vault file lives in it. Default: none beyond ~/.buddi, which is always protected.
+	DataDir string
+	// Protected lists further absolute paths refused the same way (a vault kept outside
+	// DataDir). Default: none.
+	Protected []string
+	// Now is the clock for the records this plugin writes. Default: time.Now.
+	Now func() time.Time
+	// LookPath finds a program on buddi's PATH; developer.search asks it for "rg". Tests
+	// make ripgrep absent through it. Default: exec.LookPath.
+	LookPath func(file string) (string, error)
+}
+
+// Root validates dir as a workspace directory and returns its confinement: dir must be an
+// absolute path to an existing directory, not at or inside a protected path (§2). A
+// directory above protected paths is allowed; they stay refused inside it. Every
+// filesystem touch of this plugin goes through the Root it returns.
+func (d Deps) Root(dir string) (*confine.Root, error) {
+	return confine.New(dir, confine.Options{Home: d.Home, Protected: d.protected()})
+}
+
+// protected is DataDir and Protected, cleaned.
+func (d Deps) protected() []string {
+	var out []string
+	if d.DataDir != "" {
+		out = append(out, filepath.Clean(d.DataDir))
+	}
+	for _, p := range d.Protected {
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}
+
+// plugin is what the tools share: the dependencies with their defaults, and the store.
+type plugin struct {
+	deps  Deps
+	store *Store
+}
+
+// newPlugin fills in the defaults of deps.
+func newPlugin(deps Deps) *plugin {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.LookPath == nil {
+		deps.LookPath = exec.LookPath
+	}
+	return &plugin{deps: deps, store: NewStore(deps.Pool, deps.Now)}
+}
+
+// Manifest is the developer plugin (seed 000): its schema, its migrations and its tools.
+// Every tool declares tier session and narrows each call with TierFor from the agent's
+// workspace record and mode, read on every call (§3). It declares no network hosts (§11).
+//
+// The tools of this build are developer.workspace, read, list, search, write and edit; run,
+// start, output, stop, git and summarise join the same list.
+func Manifest(deps Deps) plugins.Manifest {
+	p := newPlugin(deps)
+	return plugins.Manifest{
+		Name:        Name,
+		Version:     Version,
+		Description: "Gives one agent a workspace directory to read, search and edit in, with a mode the owner chooses once.",
+		Schema:      Schema,
+		Migrations:  Migrations(),
+		Tools: []plugins.Tool{
+			&workspaceTool{p: p},
+			&readTool{p: p},
+			&listTool{p: p},
+			&searchTool{p: p},
+			&writeTool{p: p},
+			&editTool{p: p},
+		},
+		Views: []plugins.ViewDescriptor{
+			{Tool: Name + ".read", Renderer: "document"},
+			{Tool: Name + ".list", Renderer: "document"},
+			{Tool: Name + ".search", Renderer: "document"},
+			{Tool: Name + ".write", Renderer: "diff"},
+			{Tool: Name + ".edit", Renderer: "diff"},
+		},
+		Network: nil,
+	}
+}
