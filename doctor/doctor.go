@@ -77,8 +77,9 @@ type FailedJob struct {
 
 func (r *Report) add(c Check) { r.Checks = append(r.Checks, c) }
 
-// Run examines the installation that cfg describes.
-func Run(ctx context.Context, cfg config.Config) *Report {
+// Run examines the installation that cfg describes; schemas are the plugins' migrations,
+// checked beside core's and River's.
+func Run(ctx context.Context, cfg config.Config, schemas ...migrations.Set) *Report {
 	r := &Report{Home: cfg.Home}
 	defer r.finish()
 
@@ -119,23 +120,26 @@ func Run(ctx context.Context, cfg config.Config) *Report {
 		r.add(Check{Name: "database", OK: true, Detail: fmt.Sprintf("%s, PostgreSQL %s, %s", src.Kind, v, src.Target)})
 	}
 
-	sts, err := migrations.Check(ctx, src.Pool)
+	sts, err := migrations.Check(ctx, src.Pool, schemas...)
 	if err != nil {
 		r.add(Check{Name: "migrations", Detail: err.Error(), Fix: "run `buddi db migrate`"})
 		return r
 	}
 	r.Migrations = sts
-	current := true
+	current, riverCurrent := true, true
 	for _, st := range sts {
 		if st.Pending() {
 			current = false
+			riverCurrent = riverCurrent && st.Schema != migrations.RiverSchema
 			r.add(Check{Name: "migrations", Detail: fmt.Sprintf("schema %s is at version %d of %d", st.Schema, st.Current, st.Target), Fix: "run `buddi db migrate`"})
 		}
 	}
-	if !current {
+	if !riverCurrent { // the queue's own tables are not there to read
 		return r
 	}
-	r.add(Check{Name: "migrations", OK: true, Detail: "current"})
+	if current {
+		r.add(Check{Name: "migrations", OK: true, Detail: "current"})
+	}
 
 	st, err := queue.ReadStats(ctx, src.Pool)
 	if err != nil {

@@ -5,18 +5,34 @@ import (
 
 	"buddi/core/permission"
 	"buddi/plugins"
+	"buddi/plugins/developer"
 )
+
+// workspaces finds an agent's workspace directory; found is false when it has none.
+type workspaces interface {
+	Workspace(ctx context.Context, agent string) (developer.Workspace, bool, error)
+}
 
 // ownerPolicy gives the executor the permission engine's inputs for a call: the policy
 // merged from configuration (none yet) and <home>/settings.json, read at every call so an
-// edit applies to the next one. Agents carry no execution mode yet, so each call is judged
+// edit applies to the next one, and the agent's workspace (from the developer plugin's
+// record) as its workspace paths. Agents carry no execution mode yet, so each call is judged
 // in auto mode: the owner's deny rules, network policy and workspace boundary refuse, and
-// approvals come from the tools' declared tiers. A settings file that cannot be read refuses
-// every call (the executor fails closed on an error).
-func ownerPolicy(home string) func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+// approvals come from the tools' declared tiers. A settings file or workspace record that
+// cannot be read refuses the call (the executor fails closed on an error).
+func ownerPolicy(home string, ws workspaces) func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
 	path := permission.SettingsPath(home)
-	return func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+	return func(ctx context.Context, call plugins.Call) (permission.Agent, permission.Settings, error) {
 		agent := permission.Agent{ExecutionMode: permission.ModeAuto}
+		if ws != nil && call.Agent != "" {
+			w, found, err := ws.Workspace(ctx, call.Agent)
+			if err != nil {
+				return agent, permission.Settings{}, err
+			}
+			if found {
+				agent.WorkspacePaths = []string{w.Directory}
+			}
+		}
 		s, err := permission.LoadEffectiveSettings(permission.Layer{}, path, agent)
 		return agent, s, err
 	}

@@ -27,6 +27,7 @@ import (
 	"buddi/dbsource"
 	"buddi/health"
 	"buddi/migrations"
+	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
@@ -101,7 +102,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			log.Error("stop database", "err", cerr)
 		}
 	}()
-	if _, err := migrations.Up(ctx, src.Pool, log); err != nil {
+	manifests := Manifests(src.Pool, cfg.Home)
+	if _, err := migrations.Up(ctx, src.Pool, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
 
@@ -110,7 +112,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return fmt.Errorf("open the queue's pool: %w", err)
 	}
 	defer riverPool.Close()
-	reg, err := registry.New(Manifests()...)
+	reg, err := registry.New(manifests...)
 	if err != nil {
 		return fmt.Errorf("load tools: %w", err)
 	}
@@ -119,7 +121,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	exec := executor.New(src.Pool, reg, insert, log)
-	exec.Policy = ownerPolicy(cfg.Home)
+	exec.Policy = ownerPolicy(cfg.Home, developer.NewStore(src.Pool, nil))
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
 		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool}); err != nil {
 			return err

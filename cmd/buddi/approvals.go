@@ -127,7 +127,11 @@ func decide(env *runEnv, d action.Decision, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	tools, err := registry.New(gateway.Manifests()...)
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	tools, err := registry.New(gateway.Manifests(src.Pool, cfg.Home)...)
 	if err != nil {
 		return err
 	}

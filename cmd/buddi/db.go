@@ -9,6 +9,7 @@ import (
 
 	"buddi/datadir"
 	"buddi/dbsource"
+	"buddi/gateway"
 	"buddi/migrations"
 )
 
@@ -34,7 +35,7 @@ func (c dbMigrateCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	applied, err := migrations.Up(env.ctx, src.Pool, env.log)
+	applied, err := migrations.Up(env.ctx, src.Pool, env.log, gateway.Schemas(gateway.Manifests(nil, cfg.Home))...)
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (c dbStatusCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	sts, err := migrations.Check(env.ctx, src.Pool)
+	sts, err := migrations.Check(env.ctx, src.Pool, gateway.Schemas(gateway.Manifests(nil, cfg.Home))...)
 	if err != nil {
 		return err
 	}

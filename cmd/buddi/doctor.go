@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"buddi/doctor"
+	"buddi/gateway"
 )
 
 type doctorCmd struct {
@@ -15,7 +16,7 @@ func (c doctorCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	rep := doctor.Run(env.ctx, cfg)
+	rep := doctor.Run(env.ctx, cfg, gateway.Schemas(gateway.Manifests(nil, cfg.Home))...)
 	if c.JSON {
 		if err := writeJSON(env, rep); err != nil {
 			return err
