@@ -7,20 +7,266 @@ import (
 	"path/filepath"
 	"strings"
 
+	"buddi/dbsource"
+	"buddi/gateway"
+	"buddi/migrations"
+	"buddi/plugins/developer"
 	"buddi/plugins/developer/runlist"
 )
 
 type developerCmd struct {
-	Explain developerExplainCmd `cmd:"" help:"Say what the developer agent's run tool would do with a command; nothing is run."`
+	Workspace developerWorkspaceCmd `cmd:"" help:"Show or set an agent's workspace directory."`
+	Mode      developerModeCmd      `cmd:"" help:"Show or set an agent's mode: ask, edit or run."`
+	Allowed   developerAllowedCmd   `cmd:"" help:"The commands you allowed the agent to run without a card."`
+	Explain   developerExplainCmd   `cmd:"" help:"Say what the developer agent's run tool would do with a command; nothing is run."`
+}
+
+// agentID resolves a handle (@dev) or id to the agent's id.
+func agentID(name string) (string, error) {
+	cat, err := loadCatalog()
+	if err != nil {
+		return "", err
+	}
+	if a, ok := cat.ByHandle(name); ok {
+		return a.ID, nil
+	}
+	if a, ok := cat.ByID(name); ok {
+		return a.ID, nil
+	}
+	return "", &exitError{code: 1, err: fmt.Errorf("no agent %q: list them with `buddi agents list`", name)}
+}
+
+// openDeveloper opens the database and the developer plugin's store.
+func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
+	src, err := openActions(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	sets := gateway.Schemas(gateway.Manifests(nil, ""))
+	sts, err := migrations.Check(env.ctx, src.Pool, sets...)
+	if err != nil {
+		closeSource(src)
+		return nil, nil, err
+	}
+	for _, st := range sts {
+		if st.Pending() {
+			closeSource(src)
+			return nil, nil, &exitError{code: 3, err: fmt.Errorf("schema %s is not current: run `buddi db migrate`", st.Schema)}
+		}
+	}
+	return src, developer.NewStore(src.Pool, nil), nil
+}
+
+type developerWorkspaceCmd struct {
+	Show developerWorkspaceShowCmd `cmd:"" default:"withargs" help:"Show the agent's workspace."`
+	Set  developerWorkspaceSetCmd  `cmd:"" help:"Set the agent's workspace to DIR (you are the owner: no card)."`
+}
+
+type developerWorkspaceShowCmd struct {
+	Agent string `help:"The agent (handle or id)." default:"@dev"`
+	JSON  bool   `help:"Print JSON."`
+}
+
+func (c developerWorkspaceShowCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	w, found, err := store.Workspace(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	mode, err := store.Mode(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env, map[string]any{"agent": id, "workspace": nullable(found, w), "mode": mode})
+	}
+	if !found {
+		fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): set one with `buddi developer workspace set --agent %s DIR`\n", id, mode, c.Agent)
+		return nil
+	}
+	fmt.Fprintf(env.stdout, "%s works in %s (mode %s), set %s by %s\n", id, w.Directory, mode, w.SetAt.Local().Format("2006-01-02 15:04"), w.SetBy)
+	return nil
+}
+
+func nullable(ok bool, v any) any {
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+type developerWorkspaceSetCmd struct {
+	Agent string `help:"The agent (handle or id)." default:"@dev"`
+	Dir   string `arg:"" help:"The workspace directory."`
+}
+
+func (c developerWorkspaceSetCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if _, err := (developer.Deps{DataDir: cfg.Home}).Root(dir); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	w, err := store.SetWorkspace(env.ctx, id, dir, "owner:terminal")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "%s now works in %s\n", id, w.Directory)
+	return nil
+}
+
+type developerModeCmd struct {
+	Agent string `help:"The agent (handle or id)." default:"@dev"`
+	Mode  string `arg:"" optional:"" enum:",ask,edit,run" default:"" help:"ask, edit or run; leave out to show the current one."`
+}
+
+func (c developerModeCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if c.Mode != "" {
+		mode, err := runlist.ParseMode(c.Mode)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		if err := store.SetMode(env.ctx, id, mode); err != nil {
+			return err
+		}
+	}
+	mode, err := store.Mode(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "%s is in %s mode; it applies to the next call\n", id, mode)
+	return nil
+}
+
+type developerAllowedCmd struct {
+	List   developerAllowedListCmd   `cmd:"" default:"withargs" help:"List the commands you allowed."`
+	Forget developerAllowedForgetCmd `cmd:"" help:"Forget one: it asks again."`
+}
+
+type developerAllowedListCmd struct {
+	Agent string `help:"The agent (handle or id)." default:"@dev"`
+	JSON  bool   `help:"Print JSON."`
+}
+
+func (c developerAllowedListCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	list, err := store.ListRemembered(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if list == nil {
+			list = []developer.RememberedCommand{}
+		}
+		return writeJSON(env, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(env.stdout, "no commands allowed: every command off the run list asks you")
+		return nil
+	}
+	for _, r := range list {
+		kind := "exactly"
+		if r.Prefix {
+			kind = "and anything after it"
+		}
+		fmt.Fprintf(env.stdout, "%d  %s  (%s) in %s\n", r.ID, strings.Join(r.Argv, " "), kind, r.Workspace)
+	}
+	return nil
+}
+
+type developerAllowedForgetCmd struct {
+	ID int64 `arg:"" help:"The id from buddi developer allowed list."`
+}
+
+func (c developerAllowedForgetCmd) Run(env *runEnv) error {
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := store.Forget(env.ctx, c.ID); err != nil {
+		if errors.Is(err, developer.ErrNotRemembered) {
+			return &exitError{code: 1, err: fmt.Errorf("no allowed command %d: list them with `buddi developer allowed list`", c.ID)}
+		}
+		return err
+	}
+	fmt.Fprintf(env.stdout, "forgot %d: that command asks you again\n", c.ID)
+	return nil
 }
 
 type developerExplainCmd struct {
-	Workspace string   `help:"The workspace directory (absolute). With it, neither the server nor the database is needed."`
-	Agent     string   `help:"The agent whose remembered commands count." default:"developer"`
-	Mode      string   `help:"The mode to judge in." enum:"ask,edit,run" default:"run"`
+	Workspace string   `help:"The workspace directory. With it, neither the server nor the database is needed; without it, the agent's stored workspace, mode and allowed commands are used."`
+	Agent     string   `help:"The agent (handle or id)." default:"@dev"`
+	Mode      string   `help:"The mode to judge in (default: the agent's, or run with --workspace)." enum:",ask,edit,run" default:""`
 	Cwd       string   `help:"The directory to run in, inside the workspace."`
 	JSON      bool     `help:"Print one JSON object: {\"verdict\",\"reason\",…}."`
 	Command   []string `arg:"" passthrough:"" help:"The command, after --, read as one string the way the tool receives it."`
+}
+
+// fromRecord fills in the agent's stored workspace, mode and allowed commands.
+func (c developerExplainCmd) fromRecord(env *runEnv, in *runlist.Input) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	in.Agent = id
+	w, found, err := store.Workspace(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	if in.Mode, err = store.Mode(env.ctx, id); err != nil {
+		return err
+	}
+	if !found {
+		return nil // the run list says what a command gets with no workspace
+	}
+	in.Workspace = w.Directory
+	in.Remembered, err = store.RememberedFor(env.ctx, id, w.Directory)
+	return err
 }
 
 // explainJSON is what --json prints.
@@ -42,30 +288,34 @@ func (c developerExplainCmd) Run(env *runEnv) error {
 	if len(words) == 0 {
 		return &exitError{code: 2, err: errors.New("give the command after --, e.g. buddi developer explain --workspace ~/code/app -- \"npm test\"")}
 	}
-	if c.Workspace == "" {
-		return &exitError{code: 2, err: errors.New("--workspace is needed: the agent's stored workspace is read once the developer plugin is installed")}
-	}
-	ws, err := filepath.Abs(c.Workspace)
-	if err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("--workspace %s: %w", c.Workspace, err)}
-	}
-	mode, err := runlist.ParseMode(c.Mode)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
 	cfg, err := loadConfig()
 	if err != nil {
 		return err
 	}
+	in := runlist.Input{Mode: runlist.ModeRun}
+	if c.Workspace != "" {
+		if in.Workspace, err = filepath.Abs(c.Workspace); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--workspace %s: %w", c.Workspace, err)}
+		}
+	} else if err := c.fromRecord(env, &in); err != nil {
+		return err
+	}
+	if c.Mode != "" {
+		if in.Mode, err = runlist.ParseMode(c.Mode); err != nil {
+			return &exitError{code: 2, err: err}
+		}
+	}
+	ws := in.Workspace
 	home, _ := os.UserHomeDir()
 	protected := append(runlist.HomeProtected(home), cfg.Home)
 	// One argument is the command as typed; several are joined with spaces, as a shell would
 	// have handed them over.
 	command := strings.Join(words, " ")
-	v := runlist.Decide(runlist.Input{
-		Command: command, Workspace: ws, Cwd: c.Cwd, Mode: mode, Agent: c.Agent,
-		FS: runlist.DirFS(ws), Protected: protected,
-	})
+	in.Command, in.Cwd, in.Protected = command, c.Cwd, protected
+	if ws != "" {
+		in.FS = runlist.DirFS(ws)
+	}
+	v := runlist.Decide(in)
 	if c.JSON {
 		return writeJSON(env, explainJSON{Verdict: v.Kind.String(), Reason: v.Reason, Rule: string(v.Rule),
 			Program: v.Program, Flag: v.Flag, Argv: v.Argv, Dir: v.Dir})

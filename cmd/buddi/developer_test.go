@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	"buddi/internal/pgtest"
 )
 
 // explain needs neither the server nor the database, says auto, gated or refused with the
@@ -38,5 +41,48 @@ func TestDeveloperExplain(t *testing.T) {
 	}
 	if code, _, _ := runBuddi(t, vars, time.Minute, "developer", "explain", "--workspace", ws); code != 2 {
 		t.Errorf("no command: exit %d, want 2", code)
+	}
+}
+
+func TestDeveloperOwnerCommands(t *testing.T) {
+	t.Parallel()
+	home, _, vars := env(t, "DATABASE_URL="+pgtest.DSN(t))
+	mkdir(t, home)
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "developer", "mode"); code != 3 || !strings.Contains(errOut, "buddi db migrate") {
+		t.Errorf("before the developer schema exists: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runBuddi(t, vars, 2*time.Minute, "db", "migrate"); code != 0 {
+		t.Fatalf("db migrate: %s", errOut)
+	}
+	ws := t.TempDir()
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "developer", "workspace", "set", "--agent", "@dev", home); code != 1 {
+		t.Errorf("workspace at the data directory: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "developer", "workspace", "set", "--agent", "@dev", ws); code != 0 || !strings.Contains(out, ws) {
+		t.Fatalf("workspace set: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ := runBuddi(t, vars, time.Minute, "developer", "workspace", "show", "--json")
+	var shown struct {
+		Agent     string
+		Workspace struct{ Directory string }
+		Mode      string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Agent != "developer" || shown.Mode != "run" {
+		t.Errorf("workspace show --json: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "mode", "edit"); code != 0 || !strings.Contains(out, "edit mode") {
+		t.Errorf("mode edit: exit %d\n%s", code, out)
+	}
+	// explain without --workspace uses the record: edit mode asks before every command.
+	code, out, _ = runBuddi(t, vars, time.Minute, "developer", "explain", "--json", "--", "go test ./...")
+	var got explainJSON
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Verdict != "gated" || got.Dir != ws {
+		t.Errorf("explain from the record: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "allowed", "list"); code != 0 || !strings.Contains(out, "no commands allowed") {
+		t.Errorf("allowed list: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "developer", "allowed", "forget", "99"); code != 1 || !strings.Contains(errOut, "allowed list") {
+		t.Errorf("forget unknown: exit %d\n%s", code, errOut)
 	}
 }
