@@ -1,0 +1,50 @@
+// Package spawn starts the developer plugin's commands (seed 000 §4, §9, §11): one-shot
+// commands for developer.run and long-lived processes for developer.start, developer.output
+// and developer.stop. It is Linux only.
+//
+// What each part implements:
+//
+//   - [Env] and [Capture] (env.go) are §4's "an environment this plugin builds (PATH, HOME,
+//     USER, LANG, LC_ALL, TERM, TMPDIR, SHELL, CI=1) and nothing of buddi's own — no
+//     DATABASE_URL, no BUDDI_*, no key or token". The owner's values are inputs, read once
+//     from an environ slice ("The PATH is captured once, from the owner's login shell, at
+//     the moment they approve the workspace", §9); nothing is read from buddi's environment
+//     behind the caller's back, and a nil environment spawns with an empty one.
+//   - [Resolve] (resolve.go) is §4's "resolved to an absolute file on the workspace's
+//     captured PATH". The seed names no other way to find a program, so only a bare name is
+//     looked up: a program with a slash in it (./x, /bin/rm, node_modules/.bin/vite) is
+//     refused, and a PATH entry that is not absolute (an empty entry means the current
+//     directory) is never searched.
+//   - [Run] (run.go) is developer.run: "There is no shell. The command is split into words
+//     and spawned as a program and an argument vector" ([SpecFor] splits with
+//     runlist.Split), "Output bounded (200 KB over both streams together, tail kept), exit
+//     code, elapsed."
+//   - [Start], [Alive], [Stop] and [Tail] (start.go, identity.go, stop.go, logtail.go) are
+//     developer.start, developer.stop and developer.output: "spawned the same way down to
+//     the program", and "A row is identified by its pid and its start time, so a recycled
+//     pid after a reboot is a stale row rather than a signal sent to a stranger" (§4), the
+//     start time being "when the operating system says that pid started" (§11).
+//
+// # Process groups and what is left behind
+//
+// Every command starts in a session and process group of its own (setsid), so it has no
+// controlling terminal and cannot join buddi's group. The group is what is stopped:
+//
+//   - Run: when the command exits, anything it left running in its group is killed
+//     (SIGKILL: the command is over). On a timeout or a cancelled context the group gets
+//     SIGTERM, then SIGKILL once the grace has passed. Both happen while the command's own
+//     process is still an unreaped zombie of ours, so the group id cannot have been given
+//     to anybody else; it is reaped last.
+//   - Start: the same when the process exits on its own, except that what it left behind
+//     gets SIGTERM and the grace before SIGKILL.
+//   - Stop: the identity is checked on a pidfd (pidfd_open, then the start time read from
+//     /proc), and the group is signalled through that descriptor
+//     (PIDFD_SIGNAL_PROCESS_GROUP), so a pid recycled between the check and the signal gets
+//     nothing. On a kernel older than 6.9 the fallback is kill(-pgid) right after the check.
+//
+// Residuals, stated rather than implied: a process that leaves the group itself (setsid or
+// setpgid, as a daemon does) is out of reach of all of the above; Run notices it only when it
+// keeps the output pipe open ([Result.OutputHeld]). A process started by an earlier run of
+// buddi that has since died leaves a stale row, and whatever it left in its group is not
+// signalled, because a group whose leader is gone has no start time to check.
+package spawn

@@ -1,0 +1,224 @@
+package spawn
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// helperMain is the spawned program of these tests. Its first argument is what to do:
+//
+//	env                 print the environment, one entry a line, sorted
+//	argv                print each argument on a line
+//	cwd                 print the working directory
+//	exit CODE TEXT      print TEXT to stdout and "err:TEXT" to stderr, exit CODE
+//	flood N             N times: "out %06d\n" to stdout, then "err %06d\n" to stderr
+//	block [FIFO]        write its pid to FIFO, then wait for a signal forever
+//	term-ok FIFO        likewise, and on SIGTERM print "got SIGTERM" and exit 0
+//	stubborn FIFO       ignore SIGTERM, start a child in its group that ignores it too,
+//	                    write "PID CHILDPID" to FIFO, wait forever
+//	leave               start a "block" child in its group, print "child PID", exit 0
+//	escape              start a "block" child in a session of its own, print "child PID", exit 0
+func helperMain(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "spawnhelper: no mode")
+		return 2
+	}
+	mode, rest := args[0], args[1:]
+	arg := func(i int) string {
+		if i < len(rest) {
+			return rest[i]
+		}
+		return ""
+	}
+	switch mode {
+	case "env":
+		env := os.Environ()
+		slices.Sort(env)
+		for _, kv := range env {
+			fmt.Println(kv)
+		}
+	case "argv":
+		for _, a := range rest {
+			fmt.Println(a)
+		}
+	case "cwd":
+		wd, _ := os.Getwd()
+		fmt.Println(wd)
+	case "exit":
+		code, _ := strconv.Atoi(arg(0))
+		fmt.Fprintln(os.Stdout, arg(1))
+		fmt.Fprintln(os.Stderr, "err:"+arg(1))
+		return code
+	case "flood":
+		n, _ := strconv.Atoi(arg(0))
+		for i := range n {
+			fmt.Fprintf(os.Stdout, "out %06d\n", i)
+			fmt.Fprintf(os.Stderr, "err %06d\n", i)
+		}
+	case "block":
+		tellFIFO(arg(0), os.Getpid())
+		pauseForever()
+	case "term-ok":
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		tellFIFO(arg(0), os.Getpid())
+		<-sigs
+		fmt.Println("got SIGTERM")
+		return 0
+	case "stubborn", "stubborn-child":
+		signal.Ignore(syscall.SIGTERM)
+		if mode == "stubborn-child" {
+			ready := os.NewFile(3, "ready")
+			_, _ = ready.Write([]byte{1})
+			_ = ready.Close()
+			pauseForever()
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 1
+		}
+		child := helperCommand("stubborn-child")
+		child.ExtraFiles = []*os.File{w}
+		if err := child.Start(); err != nil {
+			return 1
+		}
+		_ = w.Close()
+		_, _ = r.Read(make([]byte, 1))
+		tellFIFO(arg(0), os.Getpid(), child.Process.Pid)
+		pauseForever()
+	case "leave", "escape":
+		child := helperCommand("block")
+		if mode == "escape" {
+			child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
+		if err := child.Start(); err != nil {
+			return 1
+		}
+		fmt.Printf("child %d\n", child.Process.Pid)
+	default:
+		fmt.Fprintln(os.Stderr, "spawnhelper: unknown mode", mode)
+		return 2
+	}
+	return 0
+}
+
+// helperCommand is the helper started again by the helper, with its stdout and stderr.
+func helperCommand(args ...string) *exec.Cmd {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, args...)
+	cmd.Args[0] = helperName
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd
+}
+
+// tellFIFO writes the pids on one line to the FIFO at path, when there is one.
+func tellFIFO(path string, pids ...int) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	words := make([]string, len(pids))
+	for i, p := range pids {
+		words[i] = strconv.Itoa(p)
+	}
+	_, _ = f.WriteString(strings.Join(words, " ") + "\n")
+	_ = f.Close()
+}
+
+// pauseForever waits for signals until one ends the process.
+func pauseForever() {
+	for {
+		_ = unix.Pause()
+	}
+}
+
+// readyFIFO makes a FIFO for a helper to report its pids on, and returns its path and a
+// function that waits (at most 30 s) for the helper's line.
+func readyFIFO(t *testing.T) (string, func() []int) {
+	t.Helper()
+	path := t.TempDir() + "/ready"
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Read and write: the open never blocks, and a read waits for a writer's line instead of
+	// seeing end of file.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	r := bufio.NewReader(f)
+	return path, func() []int {
+		t.Helper()
+		if err := f.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("waiting for the helper: %v", err)
+		}
+		var pids []int
+		for _, w := range strings.Fields(line) {
+			p, err := strconv.Atoi(w)
+			if err != nil {
+				t.Fatalf("helper said %q", line)
+			}
+			pids = append(pids, p)
+		}
+		return pids
+	}
+}
+
+// helperEnv is an environment whose PATH finds the helper. GORACE stops a helper built with
+// -race from sleeping a second before it exits 0.
+func helperEnv() []string {
+	return append(Env(Owner{Path: helperDir + ":/usr/bin:/bin", Home: "/nonexistent", Lang: "C.UTF-8"}), "GORACE=atexit_sleep_ms=0")
+}
+
+// helperSpec is a Spec running the helper with args in a temporary directory.
+func helperSpec(t *testing.T, args ...string) Spec {
+	t.Helper()
+	return Spec{Argv: append([]string{helperName}, args...), Dir: t.TempDir(), Env: helperEnv()}
+}
+
+// processGone reports whether pid has exited (gone, or a zombie nobody has reaped yet).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// waitGoneT waits (at most 10 s, polling) until every pid has exited and group pgid has no
+// live member, and fails the test otherwise.
+func waitGoneT(t *testing.T, pgid int, pids ...int) {
+	t.Helper()
+	ok := pollUntil(time.Now().Add(10*time.Second), func() bool {
+		for _, p := range pids {
+			if !processGone(p) {
+				return false
+			}
+		}
+		return len(groupMembers(pgid)) == 0
+	})
+	if !ok {
+		t.Fatalf("still running: pids %v, group %d members %v", pids, pgid, groupMembers(pgid))
+	}
+}

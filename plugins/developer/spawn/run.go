@@ -1,0 +1,237 @@
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"buddi/plugins/developer/runlist"
+)
+
+// ErrNoCommand is a Spec with no words to run.
+var ErrNoCommand = errors.New("spawn: no command to run")
+
+// Spec is one command to spawn: an argument vector, the directory it runs in and its whole
+// environment. Nothing in it comes from buddi's own process.
+type Spec struct {
+	// Argv is the program and its arguments, as runlist.Split gives them. Argv[0] is a bare
+	// name, resolved on the PATH in Env (see Resolve); the program receives it as its argv[0].
+	Argv []string
+	// Dir is the absolute directory the command runs in (the workspace, or a cwd resolved
+	// inside it). Required.
+	Dir string
+	// Env is the command's whole environment, as Env builds it. Nil is an empty environment,
+	// never buddi's own.
+	Env []string
+	// Timeout bounds a Run; zero means no bound other than the context. Start ignores it.
+	Timeout time.Duration
+	// Grace is the time between SIGTERM and SIGKILL when the command's group is stopped.
+	// Zero means DefaultGrace.
+	Grace time.Duration
+}
+
+// SpecFor builds the Spec for a command string as developer.run and developer.start
+// receive it: split into words by runlist.Split (no shell: quotes group, nothing expands),
+// to run in dir with env. A command that cannot be split or has no words is an error.
+func SpecFor(command, dir string, env []string) (Spec, error) {
+	argv, err := runlist.Split(command)
+	if err != nil {
+		return Spec{}, fmt.Errorf("spawn: split %q: %w", command, err)
+	}
+	if len(argv) == 0 {
+		return Spec{}, ErrNoCommand
+	}
+	return Spec{Argv: argv, Dir: dir, Env: env}, nil
+}
+
+// grace returns the Spec's grace, or DefaultGrace.
+func (s Spec) grace() time.Duration {
+	if s.Grace > 0 {
+		return s.Grace
+	}
+	return DefaultGrace
+}
+
+// command resolves the program and builds the exec.Cmd: its own session and group, the
+// Spec's environment and nothing else, stdin from /dev/null.
+func (s Spec) command() (*exec.Cmd, error) {
+	if len(s.Argv) == 0 {
+		return nil, ErrNoCommand
+	}
+	if !filepath.IsAbs(s.Dir) {
+		return nil, fmt.Errorf("spawn: %q: directory %q is not absolute", s.Argv[0], s.Dir)
+	}
+	if fi, err := os.Stat(s.Dir); err != nil {
+		return nil, fmt.Errorf("spawn: %q: directory: %w", s.Argv[0], err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("spawn: %q: %s is not a directory", s.Argv[0], s.Dir)
+	}
+	path, err := Resolve(s.Argv[0], lookup(s.Env, "PATH"))
+	if err != nil {
+		return nil, err
+	}
+	env := s.Env
+	if env == nil {
+		env = []string{} // exec.Cmd reads a nil Env as "inherit buddi's"
+	}
+	return &exec.Cmd{
+		Path:        path,
+		Args:        append([]string(nil), s.Argv...),
+		Dir:         s.Dir,
+		Env:         append([]string(nil), env...),
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}, nil
+}
+
+// Ending says how a Run ended.
+type Ending uint8
+
+// How a Run ended.
+const (
+	// Exited: the command ended by itself (its exit code, or a signal it did not get from us).
+	Exited Ending = iota
+	// TimedOut: Spec.Timeout passed and the group was stopped.
+	TimedOut
+	// Cancelled: the context was done and the group was stopped.
+	Cancelled
+)
+
+// String returns "exited", "timed out" or "cancelled".
+func (e Ending) String() string {
+	switch e {
+	case TimedOut:
+		return "timed out"
+	case Cancelled:
+		return "cancelled"
+	}
+	return "exited"
+}
+
+// Result is what a Run gives back.
+type Result struct {
+	// Path is the absolute file that was spawned.
+	Path string
+	// Argv is the argument vector it was given.
+	Argv []string
+	// Pid was the command's pid, and so the id of its process group.
+	Pid int
+	// Output is both streams as they were written, interleaved, keeping the last MaxOutput
+	// bytes.
+	Output string
+	// Dropped is how many bytes of output were dropped from the front to keep the tail.
+	Dropped int64
+	// ExitCode is the command's exit status, or -1 when a signal ended it.
+	ExitCode int
+	// Signal is the signal that ended the command, or 0.
+	Signal syscall.Signal
+	// Elapsed is the time from the spawn to the command's exit.
+	Elapsed time.Duration
+	// Ended says whether the command exited, or was stopped by a timeout or a cancel.
+	Ended Ending
+	// OutputHeld is true when, after the command and its group had ended, a process that
+	// had left the group still held the output open; the output was cut off after the grace
+	// and that process was not stopped.
+	OutputHeld bool
+}
+
+// Run spawns spec.Argv (no shell) in its own session and process group, in spec.Dir, with
+// spec.Env and stdin from /dev/null, and waits for it. The output of both streams together
+// is kept up to its last MaxOutput bytes. When the command exits, whatever it left in its
+// group is killed. When ctx is done or spec.Timeout passes first, the group gets SIGTERM,
+// then SIGKILL after spec.Grace, and Result.Ended says which. Run returns an error only when
+// nothing was spawned (an unresolved program, a bad directory, a context already done); a
+// command that fails is a Result with its exit code. Nothing started is left running and no
+// goroutine outlives the call.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	cmd, err := spec.command()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("spawn: run %q: %w", spec.Argv[0], err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("spawn: run %q: output pipe: %w", spec.Argv[0], err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: the streams interleave as written
+	started := time.Now()
+	err = cmd.Start()
+	_ = pw.Close()
+	if err != nil {
+		_ = pr.Close()
+		return Result{}, fmt.Errorf("spawn: start %s: %w", cmd.Path, err)
+	}
+	pid := cmd.Process.Pid
+	res := Result{Path: cmd.Path, Argv: cmd.Args, Pid: pid}
+
+	out := newTail(MaxOutput)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, pr)
+	}()
+	var exitedAt time.Time
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		waitExited(pid)
+		exitedAt = time.Now()
+	}()
+
+	var timeout <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		res.Ended = Cancelled
+	case <-timeout:
+		res.Ended = TimedOut
+	}
+	grace := spec.grace()
+	if res.Ended != Exited {
+		terminate(pid, exited, grace)
+	}
+	// The command has exited and is not reaped yet, so its group id is still its own:
+	// anything it left running there is killed now.
+	signalOwn(pid, syscall.SIGKILL)
+
+	select {
+	case <-copied:
+	default:
+		t := time.NewTimer(grace)
+		select {
+		case <-copied:
+		case <-t.C:
+			res.OutputHeld = true
+			_ = pr.Close() // unblocks the copy
+			<-copied
+		}
+		t.Stop()
+	}
+	_ = pr.Close()
+
+	werr := cmd.Wait()
+	res.Elapsed = exitedAt.Sub(started)
+	res.Output, res.Dropped = out.result()
+	res.ExitCode = -1
+	if st := cmd.ProcessState; st != nil {
+		res.ExitCode = st.ExitCode()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		}
+	} else if werr != nil {
+		return res, fmt.Errorf("spawn: wait %s: %w", cmd.Path, werr)
+	}
+	return res, nil
+}
