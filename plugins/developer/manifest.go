@@ -1,6 +1,8 @@
 package developer
 
 import (
+	"sync"
+
 	"embed"
 	"io/fs"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 
 	"buddi/plugins"
 	"buddi/plugins/developer/confine"
+	"buddi/plugins/developer/spawn"
 )
 
 // Name is the plugin's name; its tools are "developer.<verb>".
@@ -82,6 +85,11 @@ func (d Deps) protected() []string {
 type plugin struct {
 	deps  Deps
 	store *Store
+	// owner is the owner's environment, captured once; commands get only spawn's names of it.
+	owner spawn.Owner
+
+	mu    sync.Mutex
+	tests map[string]lastTests // by agent
 }
 
 // newPlugin fills in the defaults of deps.
@@ -92,14 +100,14 @@ func newPlugin(deps Deps) *plugin {
 	if deps.LookPath == nil {
 		deps.LookPath = exec.LookPath
 	}
-	return &plugin{deps: deps, store: NewStore(deps.Pool, deps.Now)}
+	return &plugin{deps: deps, store: NewStore(deps.Pool, deps.Now), owner: ownerEnvironment()}
 }
 
 // Manifest is the developer plugin (seed 000): its schema, its migrations and its tools.
 // Every tool declares tier session and narrows each call with TierFor from the agent's
 // workspace record and mode, read on every call (§3). It declares no network hosts (§11).
 //
-// The tools of this build are developer.workspace, read, list, search, write and edit; run,
+// The tools of this build are developer.workspace, read, list, search, write, edit and run;
 // start, output, stop, git and summarise join the same list.
 func Manifest(deps Deps) plugins.Manifest {
 	p := newPlugin(deps)
@@ -116,6 +124,7 @@ func Manifest(deps Deps) plugins.Manifest {
 			&searchTool{p: p},
 			&writeTool{p: p},
 			&editTool{p: p},
+			&runTool{p: p},
 		},
 		Views: []plugins.ViewDescriptor{
 			{Tool: Name + ".read", Renderer: "document"},

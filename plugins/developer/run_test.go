@@ -1,0 +1,76 @@
+package developer
+
+import (
+	"strings"
+	"testing"
+
+	"buddi/plugins"
+	"buddi/plugins/developer/runlist"
+)
+
+func TestRunTierFollowsTheRunListAndTheMode(t *testing.T) {
+	b := setup(t)
+	tests := []struct {
+		mode    runlist.Mode
+		command string
+		want    plugins.Tier
+	}{
+		{runlist.ModeRun, "echo hello", plugins.TierAuto},
+		{runlist.ModeRun, "ls -l src", plugins.TierAuto},
+		{runlist.ModeRun, "make -C /tmp", plugins.TierGated},
+		{runlist.ModeRun, "npm install", plugins.TierGated},
+		{runlist.ModeRun, "rm -rf .", plugins.TierGated},
+		{runlist.ModeEdit, "echo hello", plugins.TierGated},
+		{runlist.ModeAsk, "echo hello", plugins.TierGated},
+	}
+	for _, tt := range tests {
+		b.setMode(t, tt.mode)
+		c := call("run", args(t, map[string]any{"command": tt.command}))
+		if got := b.tier(t, c); got != tt.want {
+			t.Errorf("%s mode, %q: tier %s, want %s", tt.mode, tt.command, got, tt.want)
+		}
+	}
+}
+
+func TestRunCardNamesTheRule(t *testing.T) {
+	b := setup(t)
+	env := b.mustDescribe(t, call("run", args(t, map[string]any{"command": "make -C /tmp"})))
+	if !strings.Contains(env.Preview, "Why a card:") || !strings.Contains(env.Preview, "-C") || !strings.Contains(env.Preview, "make") {
+		t.Errorf("card = %q: want the program and the flag that decided", env.Preview)
+	}
+	if _, err := b.describe(t, call("run", args(t, map[string]any{"command": "ls", "cwd": "../outside"}))); err == nil {
+		t.Error("a cwd outside the workspace was described, want a refusal")
+	}
+}
+
+func TestRunExecutesWithoutAShellAndWithItsOwnEnvironment(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://owner:hunter2@db/buddi")
+	t.Setenv("BUDDI_VAULT_KEY", "do-not-leak")
+	b := setup(t)
+	shellish := call("run", args(t, map[string]any{"command": `echo $HOME "a  b" ;`}))
+	out := b.mustRun(t, shellish, b.mustDescribe(t, shellish)) // gated ($ and ;): run with its card
+	if !strings.Contains(out, `$HOME a  b ;`) {
+		t.Errorf("output %q: want the words as typed (no shell)", out)
+	}
+	// env is not on the run list: it needs the approved card, and then shows the environment.
+	envCall := call("run", args(t, map[string]any{"command": "env"}))
+	b.mustFail(t, envCall, nil, "needs the owner's approval")
+	approved := b.mustDescribe(t, envCall)
+	out = b.mustRun(t, envCall, approved)
+	for _, leak := range []string{"DATABASE_URL", "BUDDI_", "hunter2", "do-not-leak"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the command's environment holds %s:\n%s", leak, out)
+		}
+	}
+	if !strings.Contains(out, "CI=1") {
+		t.Errorf("environment lacks CI=1:\n%s", out)
+	}
+}
+
+func TestRunReportsTheExitCode(t *testing.T) {
+	b := setup(t)
+	out := b.run(t, call("run", args(t, map[string]any{"command": "ls no-such-file"})), nil)
+	if !out.Result.IsError || !strings.Contains(out.Result.Text, "exit 2") {
+		t.Errorf("a failing command: %q, want its exit code reported as an error result", out.Result.Text)
+	}
+}
