@@ -8,12 +8,17 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	neturl "net/url"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,7 +140,8 @@ func setup() error {
 		server.adminDSN = url
 		server.dsnFor = func(database string) string { return withDatabase(url, database) }
 	} else {
-		dir, err := os.MkdirTemp("", "buddi-pgtest-")
+		sweepAbandoned()
+		dir, err := os.MkdirTemp("", fmt.Sprintf("buddi-pgtest-%d-", os.Getpid()))
 		if err != nil {
 			return err
 		}
@@ -196,5 +202,23 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond) // the polling interval
+	}
+}
+
+// sweepAbandoned removes the cluster directories of test binaries that died without their
+// clean-up (a killed or timed-out run): their servers were stopped with them (Pdeathsig),
+// but the directories stayed.
+func sweepAbandoned() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "buddi-pgtest-*-*"))
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), "buddi-pgtest-")
+		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM) {
+			continue // its binary still runs
+		}
+		_ = os.RemoveAll(d)
 	}
 }
