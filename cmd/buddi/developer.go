@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -306,8 +305,15 @@ func (c developerExplainCmd) Run(env *runEnv) error {
 		}
 	}
 	ws := in.Workspace
-	home, _ := os.UserHomeDir()
-	protected := append(runlist.HomeProtected(home), cfg.Home)
+	// The same protected paths the run tool is given: the workspace's confinement's.
+	var protected []string
+	if ws != "" {
+		root, err := (developer.Deps{DataDir: cfg.Home}).Root(ws)
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		protected = root.Protected()
+	}
 	// One argument is the command as typed; several are joined with spaces, as a shell would
 	// have handed them over.
 	command := strings.Join(words, " ")

@@ -90,7 +90,9 @@ func (t *runTool) prepare(ctx context.Context, call plugins.Call) (*runCall, err
 	c.verdict = runlist.Decide(runlist.Input{
 		Command: c.args.Command, Workspace: c.s.dir(), Cwd: c.args.Cwd, Mode: c.s.mode,
 		Agent: call.Agent, Remembered: remembered, FS: runlist.DirFS(c.s.dir()),
-		Protected: t.p.deps.protected(),
+		// Every path the workspace's confinement protects: the home's §2 list (with the
+		// targets of links among them), buddi's data directory, the vault.
+		Protected: c.s.root.Protected(),
 	})
 	if c.verdict.Kind == runlist.Refused {
 		return c, refusef("%s", c.verdict.Reason)

@@ -74,3 +74,21 @@ func TestRunReportsTheExitCode(t *testing.T) {
 		t.Errorf("a failing command: %q, want its exit code reported as an error result", out.Result.Text)
 	}
 }
+
+// The home's protected paths are never auto, even with the workspace at the home.
+func TestRunNeverReadsProtectedHomePaths(t *testing.T) {
+	b := setup(t)
+	writeFile(t, b.home+"/.ssh/id_ed25519", "PRIVATE KEY\n")
+	writeFile(t, b.home+"/src/x.txt", "x\n")
+	b.setWorkspace(t, agent, b.home)
+	for _, command := range []string{"cat .ssh/id_ed25519", "grep -r PRIVATE .ssh", "grep -r PRIVATE .", "ls .ssh"} {
+		c := call("run", args(t, map[string]any{"command": command}))
+		if got := b.tier(t, c); got == plugins.TierAuto {
+			t.Errorf("%q with the workspace at the home: auto, want a card or a refusal", command)
+		}
+	}
+	// Run from a directory that holds nothing protected, the run list applies as usual.
+	if got := b.tier(t, call("run", args(t, map[string]any{"command": "cat x.txt", "cwd": "src"}))); got != plugins.TierAuto {
+		t.Errorf("an unprotected file below the home: %s, want auto", got)
+	}
+}
