@@ -64,8 +64,8 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		Workers:      workers,
 		PeriodicJobs: opts.Periodic,
 		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
-		// Timeout shorter than this.
-		RescueStuckJobsAfter: 15 * time.Minute,
+		// Timeout shorter than this (the longest, an approved action's execution, is 40 min).
+		RescueStuckJobsAfter: 45 * time.Minute,
 		// An approval is interactive: the owner waits for its job. River's default cooldown
 		// between fetches (100 ms) would add up to that much to every approve-to-executed.
 		FetchCooldown: 10 * time.Millisecond,

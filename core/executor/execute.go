@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/registry"
+	"buddi/plugins"
 )
 
 // ExecuteApproved runs one approved action, at most once: it claims the action (approved →
@@ -43,13 +46,8 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 		return e.end(ctx, rec, action.Refused, fmt.Sprintf("%s is now version %q, not the approved %q", rec.Tool, v, rec.ToolVersion), nil)
 	}
 	if e.Policy != nil { // authorization is rechecked: a deny or network rule added since approval wins
-		res, err := e.reg.Resolve(ctx, call, e.Now())
-		if err == nil {
-			_, _, err = e.policyTier(ctx, call, res)
-		}
-		var ref *registry.Refusal
-		if errors.As(err, &ref) && ref.Code == CodePolicyBlocked {
-			return e.end(ctx, rec, action.Refused, "the permission policy now refuses it: "+ref.Reason, nil)
+		if reason, ok := e.policyAllows(ctx, call); !ok {
+			return e.end(ctx, rec, action.Refused, "the permission policy now refuses it: "+reason, nil)
 		}
 	}
 	// Describe again exactly as at proposal: same arguments, agent and clock, no picks.
@@ -94,17 +92,20 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 		if err := e.recordResult(wctx, tx, call, rec.ID, out); err != nil {
 			return err
 		}
-		switch current {
-		case action.Executing:
-		case action.Unknown:
+		switch {
+		case current == action.Executing:
+			if _, err := action.Transition(wctx, tx, rec.ID, current, state, reason, mustJSON(out.Result)); err != nil {
+				return err
+			}
+		case current == action.Unknown && state != action.Unknown:
 			// A rerun took this execution for dead and marked it unknown; the outcome it
 			// could not know has arrived, so the record tells what happened.
 			reason = strings.TrimPrefix(reason+"; the outcome arrived after the action was marked unknown", "; ")
+			if _, err := action.Transition(wctx, tx, rec.ID, current, state, reason, mustJSON(out.Result)); err != nil {
+				return err
+			}
 		default:
 			e.log.Warn("an outcome arrived for an action in another state; kept in the ledger only", "action", rec.ID, "state", current, "outcome", state)
-		}
-		if _, err := action.Transition(wctx, tx, rec.ID, current, state, reason, mustJSON(out.Result)); err != nil {
-			return err
 		}
 		final, err = action.Get(wctx, tx, rec.ID)
 		return err
@@ -187,6 +188,13 @@ func (e *Executor) Recover(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("recover executing actions: %w", err)
 	}
+	// Auto and session calls that were running when buddi stopped: their outcome is unknown.
+	if _, err := e.pool.Exec(ctx, `
+		UPDATE core.effect_attempts SET state = 'unknown', finished_at = now(),
+		       error = 'buddi stopped while the call ran: it may or may not have happened'
+		WHERE action_id IS NULL AND state = 'dispatched'`); err != nil {
+		return 0, fmt.Errorf("recover direct calls: %w", err)
+	}
 	unknown := 0
 	for _, l := range found {
 		if l.dispatched {
@@ -208,6 +216,28 @@ func (e *Executor) Recover(ctx context.Context) (int, error) {
 		}
 	}
 	return unknown, nil
+}
+
+// policyAllows evaluates the permission policy for an approved call before dispatch, from
+// the tool's declaration and the stored arguments (the session checks of the proposal are
+// not repeated: the owner's approval stands in for the live request). Anything that cannot
+// be evaluated refuses.
+func (e *Executor) policyAllows(ctx context.Context, call plugins.Call) (string, bool) {
+	tool, ok := e.reg.Lookup(call.Tool)
+	if !ok {
+		return "the tool is no longer installed", false
+	}
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(call.Args))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return "its arguments cannot be read", false
+	}
+	_, _, err := e.policyTier(ctx, call, tool, tool.Spec(), args, plugins.TierGated)
+	if err != nil {
+		return refusalReason(err), false
+	}
+	return "", true
 }
 
 func refusalReason(err error) string {

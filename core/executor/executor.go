@@ -71,7 +71,7 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 		return e.refuse(ctx, call, err)
 	}
 	if e.Policy != nil {
-		tier, why, refusal := e.policyTier(ctx, call, res)
+		tier, why, refusal := e.policyTier(ctx, call, res.Tool, res.Spec, res.Args, res.Tier)
 		if refusal != nil {
 			return e.refuse(ctx, call, refusal)
 		}
@@ -87,27 +87,27 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 	return e.refuse(ctx, call, fmt.Errorf("tier %q is not executable", res.Tier))
 }
 
-// policyTier applies the permission engine to a resolved call: the tier, the engine's
-// reason, or a refusal.
-func (e *Executor) policyTier(ctx context.Context, call plugins.Call, res registry.Resolution) (plugins.Tier, string, error) {
+// policyTier applies the permission engine to a call of tool (with spec and its decoded
+// args) that the registry put at tier: the tier, the engine's reason, or a refusal.
+func (e *Executor) policyTier(ctx context.Context, call plugins.Call, tool plugins.Tool, spec plugins.Spec, args map[string]any, tier plugins.Tier) (plugins.Tier, string, error) {
 	agent, settings, err := e.Policy(ctx, call)
 	if err != nil {
 		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: "the permission policy could not be read, so the call is refused", Err: err}
 	}
-	pc := permission.Call{Tool: call.Tool, Effects: res.Spec.Effects, Args: res.Args}
-	if pd, ok := res.Tool.(plugins.PolicyDescriber); ok {
+	pc := permission.Call{Tool: call.Tool, Effects: spec.Effects, Args: args}
+	if pd, ok := tool.(plugins.PolicyDescriber); ok {
 		facts := pd.PolicyFacts(call)
 		pc.Shell, pc.Edit, pc.Paths = facts.Shell, facts.Edit, facts.Paths
 	}
 	d := permission.Evaluate(pc, agent, settings)
-	tier, ok := d.Tier()
+	policy, ok := d.Tier()
 	if !ok {
 		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: d.Reason}
 	}
-	if tier == plugins.TierGated {
+	if policy == plugins.TierGated {
 		return plugins.TierGated, d.Reason, nil // prompt: an approval card, whatever the registry allowed
 	}
-	return res.Tier, d.Reason, nil
+	return tier, d.Reason, nil
 }
 
 // CodePolicyBlocked is the refusal code of a call the permission engine blocked.

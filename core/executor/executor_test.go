@@ -689,3 +689,35 @@ func TestRecoverRequeuesUndispatched(t *testing.T) {
 		t.Errorf("then: %s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
 	}
 }
+
+// narrowTool declares session and narrows every call to gated, as the developer tools do.
+type narrowTool struct{ *testTool }
+
+func (n narrowTool) TierFor(context.Context, plugins.Call) plugins.Tier { return plugins.TierGated }
+
+// The policy is rechecked before dispatch for a session-declared tool too: a rule added after
+// the approval refuses the action, and the tool never runs.
+func TestPolicyRecheckedBeforeDispatchForSessionTools(t *testing.T) {
+	t.Parallel()
+	fetch := tool("fetch", plugins.TierSession)
+	fetch.spec.Effects = []plugins.Effect{plugins.EffectNetRead}
+	b := setupWith(t, narrowTool{fetch})
+	network := permission.NetworkAllow
+	b.exec.Policy = func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+		return permission.Agent{ExecutionMode: permission.ModeAuto}, permission.Merge(permission.Layer{Network: &network}), nil
+	}
+	ctx := context.Background()
+	c := call("fetch", `{}`)
+	c.ConversationID = "6f1c2a8e-3f41-4d5b-9a9e-0b7f3c2d1e00"
+	c.Owner = &plugins.OwnerRequest{Surface: "terminal", ExpiresAt: time.Now().Add(time.Hour)}
+	p, err := b.exec.Propose(ctx, c)
+	if err != nil || p.Action == nil {
+		t.Fatalf("%+v, %v: want a pending action", p, err)
+	}
+	approve(t, b, p.Action.ID)
+	network = permission.NetworkDeny // the owner turns the network off after approving
+	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+	if err != nil || rec.Approval.State != action.Refused || fetch.runs.Load() != 0 {
+		t.Fatalf("%s (%s), %v, runs %d; want refused, never run", rec.Approval.State, rec.Approval.Reason, err, fetch.runs.Load())
+	}
+}

@@ -30,6 +30,14 @@ type Worker struct {
 	Executor *Executor // executes each job's approved action
 }
 
+// Timeout is longer than any tool's own deadline (the registry enforces that one, at most
+// the longest a tool declares), so the job never cuts a running effect short.
+func (w *Worker) Timeout(*river.Job[ExecuteArgs]) time.Duration { return JobTimeout }
+
+// JobTimeout bounds one execute job: above the longest tool deadline (developer.run, 31
+// minutes). The queue's rescue of stuck jobs must wait longer than this.
+const JobTimeout = 40 * time.Minute
+
 // Work executes the action. A rerun of the job (after a crash) is safe: ExecuteApproved never
 // dispatches twice.
 func (w *Worker) Work(ctx context.Context, job *river.Job[ExecuteArgs]) error {
