@@ -65,9 +65,14 @@ func encodeACL(entries []aclEntry) []byte {
 	return b
 }
 
+// errWidensMask means granting search to one account would widen an existing ACL mask, and
+// with it what other named users and groups may do.
+var errWidensMask = errors.New("its ACL mask would have to grant search to others too")
+
 // withSearch returns acl (or, when empty, the one mode implies) with search permission added
-// for uid, and the mask widened to keep it effective.
-func withSearch(acl []aclEntry, mode os.FileMode, uid uint32) []aclEntry {
+// for uid, and the mask widened to keep it effective. It refuses (errWidensMask) when a
+// mask that withholds search would then give it to another entry as well.
+func withSearch(acl []aclEntry, mode os.FileMode, uid uint32) ([]aclEntry, error) {
 	if len(acl) == 0 {
 		acl = []aclEntry{
 			{aclUserObj, uint16(mode>>6) & 7, aclUndefined},
@@ -98,14 +103,21 @@ func withSearch(acl []aclEntry, mode os.FileMode, uid uint32) []aclEntry {
 	}
 	if hasMask {
 		for i := range acl {
-			if acl[i].tag == aclMask {
-				acl[i].perm |= permExecute
+			if acl[i].tag != aclMask || acl[i].perm&permExecute != 0 {
+				continue
 			}
+			for _, e := range acl {
+				isUs := e.tag == aclUser && e.id == uid
+				if !isUs && (e.tag == aclUser || e.tag == aclGroupObj || e.tag == aclGroup) && e.perm&permExecute != 0 {
+					return nil, errWidensMask
+				}
+			}
+			acl[i].perm |= permExecute
 		}
 	} else {
 		acl = append(acl, aclEntry{aclMask, groupClass, aclUndefined})
 	}
-	return acl
+	return acl, nil
 }
 
 // searchableBy reports whether the permission bits let uid (with primary group gid) enter dir.
@@ -128,13 +140,22 @@ func searchableBy(fi os.FileInfo, uid, gid uint32) bool {
 
 // grantSearch lets the unprivileged account walk down to dir: each ancestor it cannot enter
 // gets an ACL entry giving that one account search permission (u:postgres:x), and nothing
-// more. It changes nothing where the account can already pass.
+// more. It changes nothing where the account can already pass. The path is resolved first,
+// so the grants land on the directories the server will really walk, and an ancestor that
+// someone other than root could write (and so swap) is refused.
 func grantSearch(dir string, acct *account) ([]string, error) {
 	var granted []string
-	for d := filepath.Dir(filepath.Clean(dir)); ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
+	resolved, err := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", filepath.Dir(dir), err)
+	}
+	for d := resolved; ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
 		if err != nil {
 			return granted, fmt.Errorf("look at %s: %w", d, err)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && st.Uid != acct.uid && fi.Mode()&os.ModeSticky == 0 {
+			return granted, fmt.Errorf("%s belongs to another user (uid %d), who could move it under buddi: set BUDDI_HOME to a directory owned by root or the %s account, or set DATABASE_URL", d, st.Uid, acct.name)
 		}
 		if !searchableBy(fi, acct.uid, acct.gid) && !aclGrants(d, acct.uid) {
 			if err := addSearch(d, fi.Mode().Perm(), acct.uid); err != nil {
@@ -168,7 +189,7 @@ func aclGrants(dir string, uid uint32) bool {
 
 func readACL(dir string) ([]aclEntry, error) {
 	buf := make([]byte, 1024)
-	n, err := unix.Getxattr(dir, aclXattr, buf)
+	n, err := unix.Lgetxattr(dir, aclXattr, buf)
 	if errors.Is(err, unix.ENODATA) {
 		return nil, nil
 	}
@@ -183,5 +204,9 @@ func addSearch(dir string, mode os.FileMode, uid uint32) error {
 	if err != nil {
 		return err
 	}
-	return unix.Setxattr(dir, aclXattr, encodeACL(withSearch(acl, mode, uid)), 0)
+	next, err := withSearch(acl, mode, uid)
+	if err != nil {
+		return err
+	}
+	return unix.Lsetxattr(dir, aclXattr, encodeACL(next), 0)
 }

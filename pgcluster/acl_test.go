@@ -7,7 +7,10 @@ import (
 )
 
 func TestACLCodecRoundTrip(t *testing.T) {
-	in := withSearch(nil, 0o750, 101)
+	in, err := withSearch(nil, 0o750, 101)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := parseACL(encodeACL(in))
 	if err != nil {
 		t.Fatal(err)
@@ -63,5 +66,21 @@ func TestGrantSearch(t *testing.T) {
 	again, err := grantSearch(dir, acct)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second grant = %v, %v; want nothing to do", again, err)
+	}
+}
+
+// A mask that withholds search from entries that have it is not widened for one account.
+func TestWithSearchDoesNotWidenAMaskForOthers(t *testing.T) {
+	acl := []aclEntry{
+		{aclUserObj, 7, aclUndefined}, {aclUser, 5, 65534}, {aclGroupObj, 5, aclUndefined},
+		{aclMask, 4, aclUndefined}, {aclOther, 0, aclUndefined},
+	}
+	if _, err := withSearch(acl, 0o740, 101); err == nil {
+		t.Error("the mask was widened: nobody and the group would gain search")
+	}
+	// With no other entry holding x, widening the mask gives it to our account alone.
+	acl[1].perm, acl[2].perm = 4, 4
+	if _, err := withSearch(acl, 0o740, 101); err != nil {
+		t.Errorf("a mask widening only for the account was refused: %v", err)
 	}
 }

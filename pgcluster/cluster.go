@@ -209,6 +209,14 @@ func unprivilegedAccount() (*account, error) {
 	return &account{name: u.Username, uid: uint32(uid), gid: uint32(gid)}, nil
 }
 
+// serverUID is the account the server runs as.
+func (c *Cluster) serverUID() uint32 {
+	if c.runAs != nil {
+		return c.runAs.uid
+	}
+	return uint32(os.Geteuid())
+}
+
 // command builds an exec.Cmd for a server binary with a clean environment, in its own process
 // group (a Ctrl-C at the terminal reaches buddi, which then stops the server in order), and,
 // under root, as the unprivileged account.
@@ -278,7 +286,7 @@ func (c *Cluster) recover(ctx context.Context) error {
 	// The postmaster is gone (or its pid now names an unrelated process, which is left
 	// alone). Its backends may still hold its shared memory, and a new server refuses to
 	// start until they let go.
-	if err := awaitDetached(ctx, pidFile); err != nil {
+	if err := awaitDetached(ctx, pidFile, c.serverUID()); err != nil {
 		return err
 	}
 	return removeStale(pidFile, pid, c.log)

@@ -197,12 +197,12 @@ func TestStartAfterPostmasterKilled(t *testing.T) {
 	if !ok {
 		t.Fatal("no shared memory key in postmaster.pid")
 	}
-	if len(attachedTo(key)) < 2 {
-		t.Fatalf("attachedTo(%d) = %v: want the postmaster and its backends", key, attachedTo(key))
+	if len(attachedTo(key, c.serverUID())) < 2 {
+		t.Fatalf("attachedTo(%d) = %v: want the postmaster and its backends", key, attachedTo(key, c.serverUID()))
 	}
 	// Stop the backends first, so they are still attached when the postmaster dies: the
 	// state a kill -9 races into.
-	backends := attachedTo(key)
+	backends := attachedTo(key, c.serverUID())
 	for _, p := range backends {
 		if p != c.Pid() {
 			_ = syscall.Kill(p, syscall.SIGSTOP)

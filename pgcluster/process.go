@@ -128,10 +128,12 @@ func shmOf(pidFile string) (key, id int, ok bool) {
 	return key, id, err1 == nil && err2 == nil
 }
 
-// attachedTo lists the live processes that have the shared memory segment with key mapped:
-// the backends of a server whose postmaster died. (Each backend leads its own session, so
-// neither the parent nor the process group finds them; the mapping does.)
-func attachedTo(key int) []int {
+// attachedTo lists the live processes of uid that have the shared memory segment with key
+// mapped: the backends of a server whose postmaster died. (Each backend leads its own
+// session, so neither the parent nor the process group finds them; the mapping does.) Only
+// the server's own account's processes are listed, since the key comes from a file that
+// account can write.
+func attachedTo(key int, uid uint32) []int {
 	mark := []byte(fmt.Sprintf("SYSV%08x", key))
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -141,6 +143,11 @@ func attachedTo(key int) []int {
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() || !alive(pid) {
+			continue
+		}
+		if fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			continue
+		} else if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
 			continue
 		}
 		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
@@ -155,7 +162,7 @@ func attachedTo(key int) []int {
 // that wrote pidFile: a new server refuses to start while one is. Backends notice their
 // postmaster's death and leave by themselves; those still there after a grace period are
 // told to quit, then killed.
-func awaitDetached(ctx context.Context, pidFile string) error {
+func awaitDetached(ctx context.Context, pidFile string, uid uint32) error {
 	key, id, ok := shmOf(pidFile)
 	if !ok {
 		return nil
@@ -165,6 +172,9 @@ func awaitDetached(ctx context.Context, pidFile string) error {
 		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err != nil {
 			return false // the segment is gone
 		}
+		if desc.Perm.Uid != uid || desc.Perm.Cuid != uid {
+			return false // not the server's segment: nothing of ours to wait for
+		}
 		return desc.Nattch > 0
 	}
 	steps := []struct {
@@ -173,7 +183,7 @@ func awaitDetached(ctx context.Context, pidFile string) error {
 	}{{0, 2 * time.Second}, {syscall.SIGQUIT, 3 * time.Second}, {syscall.SIGKILL, 5 * time.Second}}
 	for _, st := range steps {
 		if st.sig != 0 {
-			for _, pid := range attachedTo(key) {
+			for _, pid := range attachedTo(key, uid) {
 				_ = syscall.Kill(pid, st.sig)
 			}
 		}
@@ -192,5 +202,5 @@ func awaitDetached(ctx context.Context, pidFile string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("processes %v still hold the old database server's memory: stop them and start buddi again", attachedTo(key))
+	return fmt.Errorf("processes %v still hold the old database server's memory: stop them and start buddi again", attachedTo(key, uid))
 }
