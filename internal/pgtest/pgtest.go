@@ -8,14 +8,11 @@ package pgtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	neturl "net/url"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -45,6 +42,7 @@ type serverInfo struct {
 	template string
 	cluster  *pgcluster.Cluster
 	dir      string
+	lock     *os.File
 }
 
 // Main runs the package's tests, tears the shared server down, and fails the run when a
@@ -141,8 +139,11 @@ func setup() error {
 		server.dsnFor = func(database string) string { return withDatabase(url, database) }
 	} else {
 		sweepAbandoned()
-		dir, err := os.MkdirTemp("", fmt.Sprintf("buddi-pgtest-%d-", os.Getpid()))
+		dir, err := os.MkdirTemp("", "buddi-pgtest-")
 		if err != nil {
+			return err
+		}
+		if err := holdDir(dir); err != nil {
 			return err
 		}
 		server.dir = dir
@@ -191,6 +192,9 @@ func teardown() {
 	if server.dir != "" {
 		_ = os.RemoveAll(server.dir)
 	}
+	if server.lock != nil {
+		server.lock.Close()
+	}
 }
 
 // Eventually polls cond every few milliseconds until it holds, failing t after a minute.
@@ -207,18 +211,32 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 
 // sweepAbandoned removes the cluster directories of test binaries that died without their
 // clean-up (a killed or timed-out run): their servers were stopped with them (Pdeathsig),
-// but the directories stayed.
+// but the directories stayed. A live binary holds an flock on its directory's lock file
+// (see holdDir), which the kernel drops when it dies, in any PID namespace.
 func sweepAbandoned() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "buddi-pgtest-*-*"))
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "buddi-pgtest-*"))
 	for _, d := range dirs {
-		rest := strings.TrimPrefix(filepath.Base(d), "buddi-pgtest-")
-		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
-		if err != nil || pid <= 0 {
-			continue
+		f, err := os.Open(filepath.Join(d, "lock"))
+		if err != nil {
+			continue // not (yet) one of ours with a lock: leave it
 		}
-		if syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM) {
-			continue // its binary still runs
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			_ = os.RemoveAll(d)
 		}
-		_ = os.RemoveAll(d)
+		f.Close()
 	}
+}
+
+// holdDir takes the lock that marks dir as in use by this test binary until it exits.
+func holdDir(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return err
+	}
+	server.lock = f // held (and the file kept open) for the binary's life
+	return nil
 }

@@ -24,16 +24,22 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
-// loopbackOnly refuses a request whose Host is not this server's loopback address. A page
-// on another site that rebinds its own name to 127.0.0.1 reaches this port with its own name
-// in Host (and a matching Origin): without this check it could read and decide approvals.
+// loopbackOnly refuses a request whose Host is not this server's loopback address (with
+// addr's port; any port when addr is empty). A page on another site that rebinds its own name
+// to 127.0.0.1 reaches this port with its own name in Host (and a matching Origin): without
+// this check it could read and decide approvals.
 func loopbackOnly(addr string, next http.Handler) http.Handler {
 	_, port, _ := net.SplitHostPort(addr)
-	allowed := map[string]bool{
-		"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true, strings.ToLower(addr): true,
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !allowed[strings.ToLower(r.Host)] {
+		host, reqPort, err := net.SplitHostPort(strings.ToLower(r.Host))
+		if err != nil {
+			host, reqPort = strings.ToLower(r.Host), ""
+		}
+		ok := host == "127.0.0.1" || host == "localhost" || host == "::1" || strings.EqualFold(r.Host, addr)
+		if port != "" && reqPort != port {
+			ok = false
+		}
+		if !ok {
 			writeError(w, http.StatusMisdirectedRequest, "this address is not buddi's: open http://127.0.0.1:"+port)
 			return
 		}

@@ -48,8 +48,7 @@ type Deps struct {
 	// Tools is the registry, to grant standing permissions for tools that opt in.
 	Tools *registry.Registry
 	// Addr is the listener's loopback address (host:port): a request's Host must be it, or
-	// 127.0.0.1, localhost or [::1] with its port. Empty only in tests that serve the routes
-	// on httptest's own address.
+	// 127.0.0.1, localhost or [::1] with its port. Empty allows those names on any port.
 	Addr string
 	// Log receives what the server logs, tagged service=dashboard. Default: discard.
 	Log *slog.Logger
@@ -76,12 +75,8 @@ func NewServer(deps Deps) *Server {
 	mux.Handle("POST /api/approvals/{id}/reject", guardWrite(s.decideApproval(false)))
 	mux.HandleFunc("GET /api/permissions", s.listPermissions)
 	mux.Handle("POST /api/permissions/{id}/revoke", guardWrite(http.HandlerFunc(s.revokePermission)))
-	var handler http.Handler = mux
-	if deps.Addr != "" {
-		handler = loopbackOnly(deps.Addr, mux)
-	}
 	s.http = &http.Server{
-		Handler:           handler,
+		Handler:           loopbackOnly(deps.Addr, mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
