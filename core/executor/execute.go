@@ -209,7 +209,12 @@ func (e *Executor) Recover(ctx context.Context) (int, error) {
 			if err != nil || !moved {
 				return err
 			}
-			return e.enqueue(ctx, tx, l.id)
+			// The dead process's job is still "running" and would make a plain enqueue a
+			// duplicate; a recovery job of its own runs now instead of at River's rescue.
+			if _, err := e.insert.InsertTx(ctx, tx, ExecuteArgs{ActionID: l.id, Recovery: e.Now().UnixNano()}, nil); err != nil {
+				return fmt.Errorf("enqueue recovery of action %s: %w", l.id, err)
+			}
+			return nil
 		})
 		if err != nil {
 			return unknown, err

@@ -14,6 +14,10 @@ import (
 // ExecuteArgs is the queue job that executes one approved action; there is one per action.
 type ExecuteArgs struct {
 	ActionID string `json:"action_id"` // the approved action to execute
+	// Recovery marks a job enqueued again at start for an action whose first job died with
+	// the process (that job stays "running" until River rescues it; executing twice is safe,
+	// dispatching twice cannot happen). Zero for the job the decision enqueues.
+	Recovery int64 `json:"recovery,omitempty"`
 }
 
 // Kind is River's name for the job.
