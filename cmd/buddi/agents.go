@@ -8,11 +8,37 @@ import (
 
 	"buddi/agents"
 	"buddi/examples"
+	"buddi/runtime/account"
 )
 
 type agentsCmd struct {
 	List agentsListCmd `cmd:"" default:"withargs" help:"List the agents: the shipped examples and yours."`
 	Show agentsShowCmd `cmd:"" help:"Show one agent: its grant, roles, skills and persona."`
+	Set  agentsSetCmd  `cmd:"" help:"Give an agent a provider account and a model."`
+}
+
+type agentsSetCmd struct {
+	Agent   string `arg:"" help:"The agent's handle (@dev) or id."`
+	Account string `required:"" help:"The provider account (see buddi accounts)."`
+	Model   string `required:"" help:"The model id on that account's wire."`
+}
+
+func (c agentsSetCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	as, err := account.NewStore(src.Pool).Assign(env.ctx, id, c.Account, c.Model)
+	if err != nil {
+		return accountExit(err)
+	}
+	fmt.Fprintf(env.stdout, "%s runs on %s with %s from its next run\n", as.Agent, as.Account, as.Model)
+	return nil
 }
 
 // loadCatalog loads the agents from the shipped examples and the owner's directories.

@@ -28,7 +28,8 @@ type cli struct {
 	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
 	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
-	Agents      agentsCmd      `cmd:"" help:"List and show the agents."`
+	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`
+	Accounts    accountsCmd    `cmd:"" help:"Named provider accounts (their secrets stay in the vault)."`
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
 	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up and idle memory."`

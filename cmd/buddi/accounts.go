@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"buddi/runtime/account"
+	"buddi/runtime/provider"
+)
+
+type accountsCmd struct {
+	List    accountsListCmd    `cmd:"" default:"withargs" help:"List the provider accounts."`
+	Add     accountsAddCmd     `cmd:"" help:"Add a named provider account; its secret stays in the vault."`
+	Show    accountsShowCmd    `cmd:"" help:"Show one account."`
+	Disable accountsDisableCmd `cmd:"" help:"Disable an account: the next call on it stops."`
+	Enable  accountsEnableCmd  `cmd:"" help:"Enable an account again."`
+	Remove  accountsRemoveCmd  `cmd:"" help:"Remove an account no agent runs on."`
+}
+
+// accountExit maps an account error to the CLI's codes.
+func accountExit(err error) error {
+	switch {
+	case errors.Is(err, account.ErrInvalid):
+		return &exitError{code: 2, err: err}
+	case errors.Is(err, account.ErrNotFound), errors.Is(err, account.ErrExists), errors.Is(err, account.ErrInUse):
+		return &exitError{code: 1, err: err}
+	}
+	return err
+}
+
+type accountsAddCmd struct {
+	Name    string `arg:"" help:"The account's name (lower-case, digits, dashes)."`
+	Wire    string `required:"" enum:"anthropic,openai" help:"The wire: anthropic (Messages) or openai (Chat Completions, any compatible endpoint)."`
+	Kind    string `enum:"api-key,subscription-token" default:"api-key" help:"How the secret authenticates."`
+	BaseURL string `name:"base-url" help:"The endpoint, when not the wire's default (an api-key account only)."`
+	Secret  string `required:"" help:"The vault entry that holds the secret (see buddi vault set)."`
+	JSON    bool   `help:"Print JSON."`
+}
+
+func (c accountsAddCmd) Run(env *runEnv) error {
+	a := account.Account{Name: c.Name, Wire: provider.Wire(c.Wire), Kind: provider.CredentialKind(c.Kind), BaseURL: c.BaseURL, SecretName: c.Secret}
+	if err := a.Validate(); err != nil {
+		return accountExit(err)
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	a, err = account.NewStore(src.Pool).Add(env.ctx, a)
+	if err != nil {
+		return accountExit(err)
+	}
+	if c.JSON {
+		return writeJSON(env, a)
+	}
+	fmt.Fprintf(env.stdout, "account %s added (%s, %s); its secret is read from the vault entry %s\n", a.Name, a.Wire, a.Kind, a.SecretName)
+	if v, err := openVault(); err == nil {
+		if present, err := v.Present(a.SecretName); err == nil && !present {
+			fmt.Fprintf(env.stdout, "the vault has no %s yet: set it with `buddi vault set %s`\n", a.SecretName, a.SecretName)
+		}
+	}
+	return nil
+}
+
+type accountsListCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c accountsListCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	list, err := account.NewStore(src.Pool).List(env.ctx)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(env.stdout, "no provider accounts: add one with `buddi accounts add NAME --wire anthropic --secret NAME`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWIRE\tKIND\tBASE URL\tSECRET\tSTATE")
+	for _, a := range list {
+		state, base := "enabled", a.BaseURL
+		if !a.Enabled {
+			state = "disabled"
+		}
+		if base == "" {
+			base = "(default)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Wire, a.Kind, base, a.SecretName, state)
+	}
+	return tw.Flush()
+}
+
+type accountsShowCmd struct {
+	Name string `arg:"" help:"The account."`
+	JSON bool   `help:"Print JSON."`
+}
+
+func (c accountsShowCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	a, err := account.NewStore(src.Pool).Get(env.ctx, c.Name)
+	if err != nil {
+		return accountExit(err)
+	}
+	if c.JSON {
+		return writeJSON(env, a)
+	}
+	fmt.Fprintf(env.stdout, "%s: %s wire, %s, secret in vault entry %s, enabled %v, base URL %q\n", a.Name, a.Wire, a.Kind, a.SecretName, a.Enabled, a.BaseURL)
+	return nil
+}
+
+type accountsEnableCmd struct {
+	Name string `arg:"" help:"The account."`
+}
+
+func (c accountsEnableCmd) Run(env *runEnv) error { return setAccountEnabled(env, c.Name, true) }
+
+type accountsDisableCmd struct {
+	Name string `arg:"" help:"The account."`
+}
+
+func (c accountsDisableCmd) Run(env *runEnv) error { return setAccountEnabled(env, c.Name, false) }
+
+func setAccountEnabled(env *runEnv, name string, enable bool) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := account.NewStore(src.Pool).SetEnabled(env.ctx, name, enable); err != nil {
+		return accountExit(err)
+	}
+	state := "disabled: its next call stops"
+	if enable {
+		state = "enabled"
+	}
+	fmt.Fprintf(env.stdout, "account %s %s\n", name, state)
+	return nil
+}
+
+type accountsRemoveCmd struct {
+	Name string `arg:"" help:"The account."`
+}
+
+func (c accountsRemoveCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := account.NewStore(src.Pool).Remove(env.ctx, c.Name); err != nil {
+		return accountExit(err)
+	}
+	fmt.Fprintf(env.stdout, "account %s removed (the vault entry stays)\n", c.Name)
+	return nil
+}

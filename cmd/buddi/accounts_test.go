@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"buddi/internal/pgtest"
+)
+
+func TestAccountsCommands(t *testing.T) {
+	t.Parallel()
+	home, _, vars := env(t, "DATABASE_URL="+pgtest.DSN(t), "BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE=")
+	mkdir(t, home)
+	if code, _, _ := runBuddi(t, vars, 2*time.Minute, "db", "migrate"); code != 0 {
+		t.Fatal("db migrate failed")
+	}
+	code, out, errOut := runBuddi(t, vars, time.Minute, "accounts", "add", "work", "--wire", "openai", "--base-url", "http://127.0.0.1:1/v1", "--secret", "OPENAI_WORK")
+	if code != 0 || !strings.Contains(out, "buddi vault set OPENAI_WORK") {
+		t.Fatalf("add: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "add", "sub", "--wire", "openai", "--kind", "subscription-token", "--secret", "X_Y"); code != 2 {
+		t.Errorf("openai with a subscription token: exit %d, want 2", code)
+	}
+	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "add", "work", "--wire", "openai", "--secret", "OPENAI_WORK"); code != 1 {
+		t.Errorf("a second account named work: exit %d, want 1", code)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "agents", "set", "@dev", "--account", "work", "--model", "gpt-5"); code != 0 || !strings.Contains(out, "developer runs on work") {
+		t.Errorf("agents set: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "accounts", "remove", "work"); code != 1 || !strings.Contains(errOut, "developer") {
+		t.Errorf("remove while in use: exit %d\n%s", code, errOut)
+	}
+	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "disable", "work"); code != 0 {
+		t.Errorf("disable: exit %d", code)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "accounts", "list", "--json")
+	var list []struct {
+		Name    string
+		Enabled bool
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Enabled {
+		t.Errorf("list --json after disable: exit %d\n%s", code, out)
+	}
+	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "show", "nope"); code != 1 {
+		t.Errorf("show unknown: exit %d, want 1", code)
+	}
+}
