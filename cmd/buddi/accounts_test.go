@@ -43,6 +43,13 @@ func TestAccountsCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Enabled {
 		t.Errorf("list --json after disable: exit %d\n%s", code, out)
 	}
+	// The account's secret is not in the vault: agents test says what to do, exit 3.
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "agents", "test", "@dev"); code != 3 || !strings.Contains(errOut, "buddi vault set OPENAI_WORK") {
+		t.Errorf("agents test without the secret: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "agents", "test", "@buddi"); code != 3 || !strings.Contains(errOut, "buddi agents set") {
+		t.Errorf("agents test with no account: exit %d\n%s", code, errOut)
+	}
 	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "show", "nope"); code != 1 {
 		t.Errorf("show unknown: exit %d, want 1", code)
 	}

@@ -9,12 +9,60 @@ import (
 	"buddi/agents"
 	"buddi/examples"
 	"buddi/runtime/account"
+	"buddi/runtime/transport"
 )
 
 type agentsCmd struct {
 	List agentsListCmd `cmd:"" default:"withargs" help:"List the agents: the shipped examples and yours."`
 	Show agentsShowCmd `cmd:"" help:"Show one agent: its grant, roles, skills and persona."`
 	Set  agentsSetCmd  `cmd:"" help:"Give an agent a provider account and a model."`
+	Test agentsTestCmd `cmd:"" help:"Send one short prompt through the agent's account and say whether it works."`
+}
+
+type agentsTestCmd struct {
+	Agent string `arg:"" help:"The agent's handle (@dev) or id."`
+}
+
+func (c agentsTestCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	store := account.NewStore(src.Pool)
+	as, found, err := store.Assigned(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return &exitError{code: 3, err: fmt.Errorf("%s has no provider account: give it one with `buddi agents set %s --account NAME --model MODEL`", id, c.Agent)}
+	}
+	a, err := store.Get(env.ctx, as.Account)
+	if err != nil {
+		return accountExit(err)
+	}
+	v, err := openVault()
+	if err != nil {
+		return err
+	}
+	secret, err := v.Get(a.SecretName)
+	if err != nil {
+		return &exitError{code: 3, err: fmt.Errorf("the account %s needs the vault entry %s (%v): set it with `buddi vault set %s`", a.Name, a.SecretName, err, a.SecretName)}
+	}
+	p, err := account.New(a, secret, transport.Config{})
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	sentence, ok := account.Probe(env.ctx, p, as.Model)
+	fmt.Fprintln(env.stdout, sentence)
+	if !ok {
+		return &exitError{code: 1}
+	}
+	return nil
 }
 
 type agentsSetCmd struct {
