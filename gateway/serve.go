@@ -122,6 +122,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	exec := executor.New(src.Pool, reg, insert, log)
 	exec.Policy = ownerPolicy(cfg.Home, developer.NewStore(src.Pool, nil))
+	exec.Scrub = scrub
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
 		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool}); err != nil {
 			return err

@@ -70,7 +70,7 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 		}
 		return got, err // another executor dispatched it
 	}
-	out := e.reg.Run(ctx, call, &rec.Envelope)
+	out := e.run(ctx, call, &rec.Envelope)
 	// The effect has happened (or may have): what follows must be recorded even when the
 	// job's context is cancelled now.
 	wctx := context.WithoutCancel(ctx)

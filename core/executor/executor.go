@@ -18,6 +18,7 @@ import (
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
 	"buddi/core/permission"
+	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/plugins"
 )
@@ -41,6 +42,34 @@ type Executor struct {
 	// registry's tier, prompt makes it gated, block refuses with the engine's reason. An
 	// error refuses the call: a policy that cannot be read never allows.
 	Policy func(ctx context.Context, call plugins.Call) (permission.Agent, permission.Settings, error)
+	// Scrub, when set, removes every stored secret from what leaves the executor: the result
+	// the model reads, and the error text kept in events, approvals and the ledger.
+	Scrub redact.Scrubber
+}
+
+// scrubbed is an error whose text has had the secrets taken out; the cause stays reachable.
+type scrubbed struct {
+	text  string
+	cause error
+}
+
+func (s scrubbed) Error() string { return s.text }
+func (s scrubbed) Unwrap() error { return s.cause }
+
+// run performs call through the registry and scrubs the outcome.
+func (e *Executor) run(ctx context.Context, call plugins.Call, approved *plugins.Envelope) registry.Outcome {
+	out := e.reg.Run(ctx, call, approved)
+	if e.Scrub == nil {
+		return out
+	}
+	out.Result.Text = e.Scrub.String(out.Result.Text)
+	if len(out.Result.Data) > 0 {
+		out.Result.Data = e.Scrub.JSON(out.Result.Data)
+	}
+	if out.Err != nil {
+		out.Err = scrubbed{text: e.Scrub.String(out.Err.Error()), cause: out.Err}
+	}
+	return out
 }
 
 // New returns an executor over the registry, storing in pool and enqueueing with insert.
@@ -138,7 +167,7 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 	if err != nil {
 		return Proposed{}, err
 	}
-	out := e.reg.Run(ctx, call, nil)
+	out := e.run(ctx, call, nil)
 	wctx := context.WithoutCancel(ctx)
 	reason := ""
 	if out.Err != nil {

@@ -23,6 +23,7 @@ import (
 	"buddi/core/eventlog"
 	"buddi/core/executor"
 	"buddi/core/permission"
+	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/internal/pgtest"
 	"buddi/migrations"
@@ -720,5 +721,43 @@ func TestPolicyRecheckedBeforeDispatchForSessionTools(t *testing.T) {
 	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
 	if err != nil || rec.Approval.State != action.Refused || fetch.runs.Load() != 0 {
 		t.Fatalf("%s (%s), %v, runs %d; want refused, never run", rec.Approval.State, rec.Approval.Reason, err, fetch.runs.Load())
+	}
+}
+
+// leakyTool returns a secret in its result, or fails with it in the error.
+type leakyTool struct {
+	*testTool
+	fail bool
+}
+
+func (l leakyTool) Execute(context.Context, plugins.Call, *plugins.Envelope) (plugins.Result, error) {
+	if l.fail {
+		return plugins.Result{}, errors.New("login refused for token s3cret-value-xyz")
+	}
+	return plugins.Result{Text: "the token is s3cret-value-xyz", Data: json.RawMessage(`{"token":"s3cret-value-xyz"}`)}, nil
+}
+
+// A secret a tool returns or fails with reaches neither the model nor the record.
+func TestSecretsAreScrubbedFromResultsAndRecords(t *testing.T) {
+	t.Parallel()
+	ok, bad := tool("ok", plugins.TierAuto), tool("bad", plugins.TierAuto)
+	b := setupWith(t, leakyTool{testTool: ok}, leakyTool{testTool: bad, fail: true})
+	b.exec.Scrub = redact.New(map[string]string{"API_TOKEN": "s3cret-value-xyz"})
+	ctx := context.Background()
+	p, err := b.exec.Propose(ctx, call("ok", `{}`))
+	if err != nil || p.Result == nil {
+		t.Fatal(p, err)
+	}
+	if strings.Contains(p.Result.Text+string(p.Result.Data), "s3cret") || !strings.Contains(p.Result.Text, "‹secret:API_TOKEN›") {
+		t.Errorf("result = %q %s", p.Result.Text, p.Result.Data)
+	}
+	if _, err := b.exec.Propose(ctx, call("bad", `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	var leaks int
+	if err := b.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM core.events WHERE payload::text LIKE '%s3cret%')
+		     + (SELECT count(*) FROM core.effect_attempts WHERE error LIKE '%s3cret%')`).Scan(&leaks); err != nil || leaks != 0 {
+		t.Errorf("%d records hold the secret (%v)", leaks, err)
 	}
 }
