@@ -1,20 +1,70 @@
 package gateway
 
 import (
+	"context"
+	"errors"
+	"sync/atomic"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/migrations"
 	"buddi/plugins"
 	"buddi/plugins/developer"
+	"buddi/supervisor"
 )
 
-// Manifests are the plugins compiled into this build, over the application's pool and the
-// data directory. The composition root is the one place that names them; core never
-// imports a plugin.
-func Manifests(pool *pgxpool.Pool, home string) []plugins.Manifest {
+// Manifests are the plugins compiled into this build, over the application's pool, the
+// data directory and, in buddi serve, the process host of the supervision tree (nil
+// elsewhere). The composition root is the one place that names them; core never imports a
+// plugin.
+func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
 	return []plugins.Manifest{
-		developer.Manifest(developer.Deps{Pool: pool, DataDir: home}),
+		developer.Manifest(developer.Deps{Pool: pool, DataDir: home, Processes: processes}),
 	}
+}
+
+// processHost hands the developer plugin's processes to the supervision tree's host, which
+// exists only once the tree is built (after the plugins are): until then it refuses.
+type processHost struct {
+	h atomic.Pointer[supervisor.ProcessHost]
+}
+
+func (p *processHost) host() (*supervisor.ProcessHost, error) {
+	h := p.h.Load()
+	if h == nil {
+		return nil, errors.New("buddi is still starting: processes cannot be started yet")
+	}
+	return h, nil
+}
+
+// Adopt supervises proc as an actor under agent's workspace.
+func (p *processHost) Adopt(ctx context.Context, agent, name string, proc developer.Proc) error {
+	h, err := p.host()
+	if err != nil {
+		return err
+	}
+	return h.Adopt(ctx, agent, name, proc)
+}
+
+// Stop stops agent's process name.
+func (p *processHost) Stop(ctx context.Context, agent, name string) error {
+	h, err := p.host()
+	if err != nil {
+		return err
+	}
+	if err := h.Stop(ctx, agent, name); err != nil && !errors.Is(err, supervisor.ErrNoProcess) {
+		return err
+	}
+	return nil
+}
+
+// StopAll stops every process of agent.
+func (p *processHost) StopAll(ctx context.Context, agent string) error {
+	h, err := p.host()
+	if err != nil {
+		return err
+	}
+	return h.StopAll(ctx, agent)
 }
 
 // Schemas are the plugins' own schemas with their migrations, applied after core's.

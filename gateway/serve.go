@@ -102,7 +102,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			log.Error("stop database", "err", cerr)
 		}
 	}()
-	manifests := Manifests(src.Pool, cfg.Home)
+	procs := &processHost{}
+	manifests := Manifests(src.Pool, cfg.Home, procs)
 	if _, err := migrations.Up(ctx, src.Pool, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
@@ -170,6 +171,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if buildErr != nil {
 		return buildErr
 	}
+	procs.h.Store(supervisor.NewProcessHost(sys, tree))
 	readyCtx, cancelReady := context.WithTimeout(ctx, time.Minute)
 	err = tree.AwaitQueue(readyCtx, sys)
 	cancelReady()

@@ -131,7 +131,7 @@ func decide(env *runEnv, d action.Decision, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	tools, err := registry.New(gateway.Manifests(src.Pool, cfg.Home)...)
+	tools, err := registry.New(gateway.Manifests(src.Pool, cfg.Home, nil)...)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (c dbMigrateCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	applied, err := migrations.Up(env.ctx, src.Pool, env.log, gateway.Schemas(gateway.Manifests(nil, cfg.Home))...)
+	applied, err := migrations.Up(env.ctx, src.Pool, env.log, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (c dbStatusCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	sts, err := migrations.Check(env.ctx, src.Pool, gateway.Schemas(gateway.Manifests(nil, cfg.Home))...)
+	sts, err := migrations.Check(env.ctx, src.Pool, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
 	if err != nil {
 		return err
 	}

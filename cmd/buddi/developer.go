@@ -41,7 +41,7 @@ func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sets := gateway.Schemas(gateway.Manifests(nil, ""))
+	sets := gateway.Schemas(gateway.Manifests(nil, "", nil))
 	sts, err := migrations.Check(env.ctx, src.Pool, sets...)
 	if err != nil {
 		closeSource(src)

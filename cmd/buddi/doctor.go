@@ -16,7 +16,7 @@ func (c doctorCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	rep := doctor.Run(env.ctx, cfg, gateway.Schemas(gateway.Manifests(nil, cfg.Home))...)
+	rep := doctor.Run(env.ctx, cfg, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
 	if c.JSON {
 		if err := writeJSON(env, rep); err != nil {
 			return err

@@ -56,6 +56,9 @@ type Deps struct {
 	Protected []string
 	// Now is the clock for the records this plugin writes. Default: time.Now.
 	Now func() time.Time
+	// Processes supervises long-lived processes (developer.start). buddi serve gives the actor
+	// tree's host; nil keeps them in the plugin, stopped only by developer.stop.
+	Processes ProcessHost
 	// LookPath finds a program on buddi's PATH; developer.search asks it for "rg". Tests
 	// make ripgrep absent through it. Default: exec.LookPath.
 	LookPath func(file string) (string, error)
@@ -87,6 +90,8 @@ type plugin struct {
 	store *Store
 	// owner is the owner's environment, captured once; commands get only spawn's names of it.
 	owner spawn.Owner
+	// host supervises the processes developer.start starts.
+	host ProcessHost
 
 	mu    sync.Mutex
 	tests map[string]lastTests // by agent
@@ -100,15 +105,19 @@ func newPlugin(deps Deps) *plugin {
 	if deps.LookPath == nil {
 		deps.LookPath = exec.LookPath
 	}
-	return &plugin{deps: deps, store: NewStore(deps.Pool, deps.Now), owner: ownerEnvironment()}
+	host := deps.Processes
+	if host == nil {
+		host = &localHost{}
+	}
+	return &plugin{deps: deps, store: NewStore(deps.Pool, deps.Now), owner: ownerEnvironment(), host: host}
 }
 
 // Manifest is the developer plugin (seed 000): its schema, its migrations and its tools.
 // Every tool declares tier session and narrows each call with TierFor from the agent's
 // workspace record and mode, read on every call (§3). It declares no network hosts (§11).
 //
-// The tools of this build are developer.workspace, read, list, search, write, edit and run;
-// start, output, stop, git and summarise join the same list.
+// The tools of this build are developer.workspace, read, list, search, write, edit, run,
+// start, output and stop; git and summarise join the same list.
 func Manifest(deps Deps) plugins.Manifest {
 	p := newPlugin(deps)
 	return plugins.Manifest{
@@ -125,6 +134,9 @@ func Manifest(deps Deps) plugins.Manifest {
 			&writeTool{p: p},
 			&editTool{p: p},
 			&runTool{p: p},
+			&startTool{p: p},
+			&outputTool{p: p},
+			&stopTool{p: p},
 		},
 		Views: []plugins.ViewDescriptor{
 			{Tool: Name + ".read", Renderer: "document"},

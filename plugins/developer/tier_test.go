@@ -29,7 +29,7 @@ func TestManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"developer.edit", "developer.list", "developer.read", "developer.run", "developer.search", "developer.workspace", "developer.write"}
+	want := []string{"developer.edit", "developer.list", "developer.output", "developer.read", "developer.run", "developer.search", "developer.start", "developer.stop", "developer.workspace", "developer.write"}
 	specs := reg.Tools()
 	if len(specs) != len(want) {
 		t.Fatalf("got %d tools, want %v", len(specs), want)
@@ -47,7 +47,7 @@ func TestManifest(t *testing.T) {
 		}
 		_, describes := tool.(plugins.PolicyDescriber)
 		// The edits show the policy their paths; run shows its command, for the deny rules.
-		if want := s.Name == "developer.write" || s.Name == "developer.edit" || s.Name == "developer.run"; describes != want {
+		if want := s.Name == "developer.write" || s.Name == "developer.edit" || s.Name == "developer.run" || s.Name == "developer.start"; describes != want {
 			t.Errorf("%s: PolicyDescriber %v, want %v", s.Name, describes, want)
 		}
 		if s.Timeout <= 0 {

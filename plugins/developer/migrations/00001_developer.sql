@@ -50,6 +50,8 @@ CREATE TABLE developer.processes (
     -- When the operating system says the pid started, as it says it (Linux: clock ticks
     -- since boot, field 22 of /proc/<pid>/stat).
     start_time bigint      NOT NULL,
+    -- The kernel's boot id when it started: after a reboot the row is stale, whatever the pid.
+    boot       text        NOT NULL DEFAULT '',
     argv       jsonb       NOT NULL CHECK (jsonb_typeof(argv) = 'array' AND jsonb_array_length(argv) > 0),
     cwd        text        NOT NULL CHECK (cwd LIKE '/%'),
     port       integer     CHECK (port BETWEEN 1 AND 65535),

@@ -1,0 +1,84 @@
+package developer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"buddi/plugins"
+	"buddi/plugins/developer/runlist"
+	"buddi/plugins/developer/spawn"
+)
+
+// withHost gives the plugin a host the test can clean up after.
+func withHost(h *localHost) func(*Deps) {
+	return func(d *Deps) { d.Processes = h }
+}
+
+func TestStartOutputStop(t *testing.T) {
+	host := &localHost{}
+	b := setup(t, withHost(host))
+	t.Cleanup(func() { _ = host.StopAll(context.Background(), agent); _ = host.StopAll(context.Background(), "other") })
+	b.setMode(t, runlist.ModeRun)
+
+	start := func(name, command string) plugins.Call {
+		return call("start", args(t, map[string]any{"name": name, "command": command}))
+	}
+	// sleep is not on the run list: a card, then it runs.
+	web := start("web", "sleep 300")
+	if got := b.tier(t, web); got != plugins.TierGated {
+		t.Fatalf("start sleep: %s, want gated", got)
+	}
+	b.mustFail(t, web, nil, "needs the owner's approval")
+	out := b.mustRun(t, web, b.mustDescribe(t, web))
+	if !strings.Contains(out, "Started web") {
+		t.Fatalf("start: %q", out)
+	}
+	var ident spawn.Identity
+	var st int64
+	if err := b.deps.Pool.QueryRow(context.Background(), `SELECT pid, start_time, boot FROM developer.processes WHERE name = 'web'`).Scan(&ident.Pid, &st, &ident.Boot); err != nil {
+		t.Fatal(err)
+	}
+	ident.StartTime = uint64(st)
+	if !spawn.Alive(ident) {
+		t.Fatal("web is not running")
+	}
+	// A name belongs to one agent at a time.
+	b.setWorkspace(t, "other", b.ws)
+	otherCall := start("web", "sleep 300")
+	otherCall.Agent = "other"
+	b.mustFail(t, otherCall, b.mustDescribe(t, otherCall), "already runs")
+
+	if got := b.tier(t, call("output", `{"name":"web"}`)); got != plugins.TierAuto {
+		t.Errorf("output: %s, want auto", got)
+	}
+	if out := b.mustRun(t, call("output", `{"name":"web"}`), nil); !strings.Contains(out, "web is running") {
+		t.Errorf("output: %q", out)
+	}
+	// At most MaxProcesses per agent.
+	for i := 2; i <= MaxProcesses; i++ {
+		c := start(fmt.Sprintf("p%d", i), "sleep 300")
+		b.mustRun(t, c, b.mustDescribe(t, c))
+	}
+	extra := start("one-too-many", "sleep 300")
+	b.mustFail(t, extra, b.mustDescribe(t, extra), "the most it may")
+
+	b.mustRun(t, call("stop", `{"name":"web"}`), nil)
+	if spawn.Alive(ident) {
+		t.Error("web still runs after developer.stop")
+	}
+	b.mustFail(t, call("stop", `{"name":"web"}`), nil, "no running process")
+	if out := b.mustRun(t, call("output", `{"name":"web"}`), nil); !strings.Contains(out, "web is exited") {
+		t.Errorf("output after stop: %q", out)
+	}
+	// Changing the workspace stops the rest.
+	if err := newPlugin(b.deps).stopAllProcesses(context.Background(), agent); err != nil {
+		t.Fatal(err)
+	}
+	var live int
+	_ = b.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM developer.processes WHERE agent = $1 AND stopped_at IS NULL`, agent).Scan(&live)
+	if live != 0 || len(host.procs[agent]) != 0 {
+		t.Errorf("after the workspace changed: %d rows live, %d processes held", live, len(host.procs[agent]))
+	}
+}
