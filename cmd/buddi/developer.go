@@ -17,6 +17,7 @@ type developerCmd struct {
 	Workspace developerWorkspaceCmd `cmd:"" help:"Show or set an agent's workspace directory."`
 	Mode      developerModeCmd      `cmd:"" help:"Show or set an agent's mode: ask, edit or run."`
 	Allowed   developerAllowedCmd   `cmd:"" help:"The commands you allowed the agent to run without a card."`
+	Processes developerProcessesCmd `cmd:"" help:"The long-lived processes the agents started."`
 	Explain   developerExplainCmd   `cmd:"" help:"Say what the developer agent's run tool would do with a command; nothing is run."`
 }
 
@@ -327,5 +328,105 @@ func (c developerExplainCmd) Run(env *runEnv) error {
 			Program: v.Program, Flag: v.Flag, Argv: v.Argv, Dir: v.Dir})
 	}
 	fmt.Fprintf(env.stdout, "%s: %s\n", v.Kind, v.Reason)
+	return nil
+}
+
+type developerProcessesCmd struct {
+	List    developerProcessesListCmd    `cmd:"" default:"withargs" help:"List the running processes."`
+	Stop    developerProcessesStopCmd    `cmd:"" help:"Stop one process by name."`
+	StopAll developerProcessesStopAllCmd `cmd:"" name:"stop-all" help:"Stop every process of the agent."`
+}
+
+type developerProcessesListCmd struct {
+	Agent string `help:"Only this agent's (handle or id); default all."`
+	JSON  bool   `help:"Print JSON."`
+}
+
+func (c developerProcessesListCmd) Run(env *runEnv) error {
+	id := ""
+	if c.Agent != "" {
+		var err error
+		if id, err = agentID(c.Agent); err != nil {
+			return err
+		}
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	list, err := store.Processes(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if list == nil {
+			list = []developer.Process{}
+		}
+		return writeJSON(env, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(env.stdout, "no processes running")
+		return nil
+	}
+	for _, p := range list {
+		state := "running"
+		if !p.Running {
+			state = "exited"
+		}
+		fmt.Fprintf(env.stdout, "%-16s %-10s %-8s pid %-7d %s  (log %s)\n", p.Name, p.Agent, state, p.Pid, strings.Join(p.Argv, " "), p.LogPath)
+	}
+	return nil
+}
+
+type developerProcessesStopCmd struct {
+	Name  string `arg:"" help:"The process's name."`
+	Agent string `help:"The agent (handle or id)." default:"@dev"`
+}
+
+func (c developerProcessesStopCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := store.StopProcess(env.ctx, id, c.Name); err != nil {
+		if errors.Is(err, developer.ErrNoProcess) {
+			return &exitError{code: 1, err: fmt.Errorf("%w: list them with `buddi developer processes`", err)}
+		}
+		return err
+	}
+	fmt.Fprintf(env.stdout, "stopped %s\n", c.Name)
+	return nil
+}
+
+type developerProcessesStopAllCmd struct {
+	Agent string `help:"The agent (handle or id)." default:"@dev"`
+}
+
+func (c developerProcessesStopAllCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	list, err := store.Processes(env.ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, p := range list {
+		if err := store.StopProcess(env.ctx, id, p.Name); err != nil && !errors.Is(err, developer.ErrNoProcess) {
+			return err
+		}
+	}
+	fmt.Fprintf(env.stdout, "stopped %d processes of %s\n", len(list), id)
 	return nil
 }

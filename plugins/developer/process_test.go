@@ -82,3 +82,28 @@ func TestStartOutputStop(t *testing.T) {
 		t.Errorf("after the workspace changed: %d rows live, %d processes held", live, len(host.procs[agent]))
 	}
 }
+
+// The owner's command line stops a process another process started, by its identity.
+func TestStoreStopsProcesses(t *testing.T) {
+	host := &localHost{}
+	b := setup(t, withHost(host))
+	t.Cleanup(func() { _ = host.StopAll(context.Background(), agent) })
+	c := call("start", args(t, map[string]any{"name": "watch", "command": "sleep 300"}))
+	b.mustRun(t, c, b.mustDescribe(t, c))
+	list, err := b.store.Processes(context.Background(), agent)
+	if err != nil || len(list) != 1 || !list[0].Running || list[0].Name != "watch" {
+		t.Fatalf("processes = %+v, %v", list, err)
+	}
+	if err := b.store.StopProcess(context.Background(), agent, "watch"); err != nil {
+		t.Fatal(err)
+	}
+	if spawn.Alive(list[0].ident) {
+		t.Error("watch still runs")
+	}
+	if err := b.store.StopProcess(context.Background(), agent, "watch"); err == nil {
+		t.Error("a second stop found the process again")
+	}
+	if list, _ := b.store.Processes(context.Background(), agent); len(list) != 0 {
+		t.Errorf("after stop: %+v", list)
+	}
+}
