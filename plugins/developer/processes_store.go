@@ -14,16 +14,26 @@ import (
 
 // Process is a long-lived process an agent started, as its row records it.
 type Process struct {
-	ID        int64     `json:"id"`         // the row
-	Agent     string    `json:"agent"`      // whose it is
-	Name      string    `json:"name"`       // its name, unique among running processes
-	Pid       int       `json:"pid"`        // its process id (and group id)
-	Argv      []string  `json:"argv"`       // what was spawned
-	Cwd       string    `json:"cwd"`        // where
-	Port      *int      `json:"port"`       // the port it said it listens on, if any
-	LogPath   string    `json:"log_path"`   // its output
-	StartedAt time.Time `json:"started_at"` // when
-	Running   bool      `json:"running"`    // whether that very process still runs
+	// ID is the row.
+	ID int64 `json:"id"`
+	// Agent is whose it is.
+	Agent string `json:"agent"`
+	// Name is its name, unique among running processes.
+	Name string `json:"name"`
+	// Pid is its process id (and group id).
+	Pid int `json:"pid"`
+	// Argv is what was spawned.
+	Argv []string `json:"argv"`
+	// Cwd is where.
+	Cwd string `json:"cwd"`
+	// Port is the port it said it listens on, if any.
+	Port *int `json:"port"`
+	// LogPath is its output.
+	LogPath string `json:"log_path"`
+	// StartedAt is when.
+	StartedAt time.Time `json:"started_at"`
+	// Running is whether that very process still runs.
+	Running bool `json:"running"`
 
 	ident spawn.Identity
 }
