@@ -117,7 +117,7 @@ func newPlugin(deps Deps) *plugin {
 // workspace record and mode, read on every call (§3). It declares no network hosts (§11).
 //
 // The tools of this build are developer.workspace, read, list, search, write, edit, run,
-// start, output and stop; git and summarise join the same list.
+// start, output, stop and git; summarise joins the same list.
 func Manifest(deps Deps) plugins.Manifest {
 	p := newPlugin(deps)
 	return plugins.Manifest{
@@ -137,6 +137,7 @@ func Manifest(deps Deps) plugins.Manifest {
 			&startTool{p: p},
 			&outputTool{p: p},
 			&stopTool{p: p},
+			&gitTool{p: p},
 		},
 		Views: []plugins.ViewDescriptor{
 			{Tool: Name + ".read", Renderer: "document"},

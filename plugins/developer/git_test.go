@@ -1,0 +1,80 @@
+package developer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"buddi/plugins"
+	"buddi/plugins/developer/runlist"
+)
+
+func TestGit(t *testing.T) {
+	b := setup(t)
+	g := func(a map[string]any) plugins.Call { return call("git", args(t, a)) }
+
+	// Not a repository yet: reads are refused, init is gated in every mode.
+	if _, err := b.describe(t, g(map[string]any{"action": "status"})); err == nil {
+		t.Error("git status outside a repository was described")
+	}
+	for _, m := range []runlist.Mode{runlist.ModeAsk, runlist.ModeEdit, runlist.ModeRun} {
+		b.setMode(t, m)
+		if got := b.tier(t, g(map[string]any{"action": "init"})); got != plugins.TierGated {
+			t.Errorf("init in %s mode: %s, want gated", m, got)
+		}
+	}
+	initCall := g(map[string]any{"action": "init"})
+	b.mustRun(t, initCall, b.mustDescribe(t, initCall))
+	if _, err := os.Stat(filepath.Join(b.ws, ".git")); err != nil {
+		t.Fatal("git init made no repository")
+	}
+	if _, err := b.describe(t, g(map[string]any{"action": "init"})); err == nil {
+		t.Error("init inside a repository was described, want a refusal")
+	}
+
+	// A hook the repository carries never runs.
+	marker := filepath.Join(b.base, "hook-ran")
+	writeFile(t, filepath.Join(b.ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\ntouch "+marker+"\n")
+	if err := os.Chmod(filepath.Join(b.ws, ".git", "hooks", "pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		mode   runlist.Mode
+		action map[string]any
+		want   plugins.Tier
+	}{
+		{runlist.ModeAsk, map[string]any{"action": "status"}, plugins.TierAuto},
+		{runlist.ModeAsk, map[string]any{"action": "branch", "name": "feature"}, plugins.TierGated},
+		{runlist.ModeEdit, map[string]any{"action": "branch", "name": "feature"}, plugins.TierAuto},
+		{runlist.ModeEdit, map[string]any{"action": "commit", "message": "m"}, plugins.TierGated},
+		{runlist.ModeRun, map[string]any{"action": "commit", "message": "m"}, plugins.TierAuto},
+		{runlist.ModeAsk, map[string]any{"action": "stash"}, plugins.TierGated},
+		{runlist.ModeRun, map[string]any{"action": "stash", "stash": "list"}, plugins.TierAuto},
+	}
+	for _, tt := range tests {
+		b.setMode(t, tt.mode)
+		if got := b.tier(t, g(tt.action)); got != tt.want {
+			t.Errorf("%s mode, %v: %s, want %s", tt.mode, tt.action, got, tt.want)
+		}
+	}
+
+	b.setMode(t, runlist.ModeRun)
+	out := b.mustRun(t, g(map[string]any{"action": "commit", "message": "first"}), nil)
+	if !strings.Contains(out, "exit 0") {
+		t.Fatalf("commit: %s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the repository's pre-commit hook ran")
+	}
+	if out := b.mustRun(t, g(map[string]any{"action": "log"}), nil); !strings.Contains(out, "first") {
+		t.Errorf("log: %s", out)
+	}
+	if out := b.mustRun(t, g(map[string]any{"action": "branch", "name": "feature"}), nil); !strings.Contains(out, "exit 0") {
+		t.Errorf("branch: %s", out)
+	}
+	if out := b.mustRun(t, g(map[string]any{"action": "status"}), nil); !strings.Contains(out, "feature") {
+		t.Errorf("status after switch -c: %s", out)
+	}
+}
