@@ -195,7 +195,7 @@ func (t *gitTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 	if c.a.tier != plugins.TierAuto && approved == nil {
 		return toolResult(refusef(reasonNeedApproval, Name+".git", c.a.reason))
 	}
-	hooks := filepath.Join(t.p.logDir(), "..", "empty-hooks")
+	hooks := t.hooksDir()
 	if err := os.MkdirAll(hooks, 0o700); err != nil {
 		return plugins.Result{}, fmt.Errorf("developer: empty hooks directory: %w", err)
 	}
@@ -229,4 +229,9 @@ func gitResult(res spawn.Result, err error) (plugins.Result, error) {
 		text = "(no output)"
 	}
 	return plugins.Result{Text: fmt.Sprintf("$ %s\n(exit %d)\n%s", quoteArgv(res.Argv[len(res.Argv)-min(len(res.Argv), 6):]), res.ExitCode, text), IsError: res.ExitCode != 0}, nil
+}
+
+// hooksDir is the empty directory git's core.hooksPath points at: <data>/developer/empty-hooks.
+func (t *gitTool) hooksDir() string {
+	return filepath.Join(filepath.Dir(t.p.logDir()), "empty-hooks")
 }

@@ -77,4 +77,17 @@ func TestGit(t *testing.T) {
 	if out := b.mustRun(t, g(map[string]any{"action": "status"}), nil); !strings.Contains(out, "feature") {
 		t.Errorf("status after switch -c: %s", out)
 	}
+
+	// The summary: the branch, the diff stat against HEAD, and the last test run.
+	writeFile(t, filepath.Join(b.ws, "a.txt"), "alpha\nbeta\ngamma\n")
+	b.run(t, call("run", args(t, map[string]any{"command": "make test"})), nil) // no Makefile: fails, still a test run
+	if got := b.tier(t, call("summarise", `{}`)); got != plugins.TierAuto {
+		t.Errorf("summarise: %s, want auto", got)
+	}
+	out = b.mustRun(t, call("summarise", `{}`), nil)
+	for _, want := range []string{"Branch: feature", "a.txt", "Last test run: make test", "not measurable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
 }

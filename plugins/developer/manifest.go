@@ -117,7 +117,7 @@ func newPlugin(deps Deps) *plugin {
 // workspace record and mode, read on every call (§3). It declares no network hosts (§11).
 //
 // The tools of this build are developer.workspace, read, list, search, write, edit, run,
-// start, output, stop and git; summarise joins the same list.
+// start, output, stop, git and summarise.
 func Manifest(deps Deps) plugins.Manifest {
 	p := newPlugin(deps)
 	return plugins.Manifest{
@@ -138,6 +138,7 @@ func Manifest(deps Deps) plugins.Manifest {
 			&outputTool{p: p},
 			&stopTool{p: p},
 			&gitTool{p: p},
+			&summariseTool{p: p},
 		},
 		Views: []plugins.ViewDescriptor{
 			{Tool: Name + ".read", Renderer: "document"},

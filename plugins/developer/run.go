@@ -168,7 +168,10 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
 	}
 	if runner, ok := testmetric.Runner(c.verdict.Argv); ok {
-		t.p.recordTests(call.Agent, c.s.dir(), testmetric.FailingTail(runner, res.Output, res.ExitCode, res.Dropped))
+		t.p.recordTests(call.Agent, c.s.dir(), lastTests{
+			argv: res.Argv, exitCode: res.ExitCode, elapsed: res.Elapsed,
+			measure: testmetric.FailingTail(runner, res.Output, res.ExitCode, res.Dropped),
+		})
 	}
 	status := fmt.Sprintf("exit %d", res.ExitCode)
 	switch res.Ended {
@@ -210,18 +213,30 @@ func ownerEnvironment() spawn.Owner { return spawn.Capture(os.Environ()) }
 // metric reads it; a restart loses it, and then the metric is not measurable).
 type lastTests struct {
 	workspace string
+	argv      []string
+	exitCode  int
+	elapsed   time.Duration
 	measure   testmetric.Measure
 	at        time.Time
 }
 
-// recordTests keeps m as the agent's last test run in workspace.
-func (p *plugin) recordTests(agent, workspace string, m testmetric.Measure) {
+// recordTests keeps run as the agent's last test run in workspace.
+func (p *plugin) recordTests(agent, workspace string, run lastTests) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tests == nil {
 		p.tests = map[string]lastTests{}
 	}
-	p.tests[agent] = lastTests{workspace: workspace, measure: m, at: p.deps.Now()}
+	run.workspace, run.at = workspace, p.deps.Now()
+	p.tests[agent] = run
+}
+
+// lastTestRun returns agent's last test run in workspace, if one is recorded.
+func (p *plugin) lastTestRun(agent, workspace string) (lastTests, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, ok := p.tests[agent]
+	return last, ok && last.workspace == workspace
 }
 
 // FailingTests is the developer.failing_tests metric for agent: how many tests failed in the
