@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"buddi/migrations"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/runlist"
+	"buddi/plugins/developer/spawn"
 )
 
 type developerCmd struct {
@@ -131,6 +133,9 @@ func (c developerWorkspaceSetCmd) Run(env *runEnv) error {
 	defer closeSource(src)
 	w, err := store.SetWorkspace(env.ctx, id, dir, "owner:terminal")
 	if err != nil {
+		return err
+	}
+	if err := store.CaptureEnvironment(env.ctx, id, spawn.Capture(os.Environ()).Path); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "%s now works in %s\n", id, w.Directory)

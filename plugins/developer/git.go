@@ -204,17 +204,18 @@ func (t *gitTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 		"-c", "user.name=buddi developer agent", "-c", "user.email=developer@buddi.invalid"}, c.argv...)
 	if c.args.Action == "commit" {
 		add := append(argv[:len(argv)-len(c.argv):len(argv)-len(c.argv)], "add", "--all", "--", ".")
-		if res, err := t.runGit(ctx, c.s.dir(), add); err != nil || res.ExitCode != 0 {
+		if res, err := t.runGit(ctx, c.s, add); err != nil || res.ExitCode != 0 {
 			return gitResult(res, err)
 		}
 	}
-	res, err := t.runGit(ctx, c.s.dir(), argv)
+	res, err := t.runGit(ctx, c.s, argv)
 	return gitResult(res, err)
 }
 
-// runGit spawns git with the plugin's environment plus git's isolation variables.
-func (t *gitTool) runGit(ctx context.Context, dir string, argv []string) (spawn.Result, error) {
-	env := append(spawn.Env(t.p.owner), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
+// runGit spawns git in the workspace with its environment plus git's isolation variables.
+func (t *gitTool) runGit(ctx context.Context, s *space, argv []string) (spawn.Result, error) {
+	dir := s.dir()
+	env := append(s.env(t.p.owner), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
 		"GIT_PAGER=cat", "GIT_ASKPASS=", "GIT_EDITOR=true", "GIT_OPTIONAL_LOCKS=0")
 	return spawn.Run(ctx, spawn.Spec{Argv: argv, Dir: dir, Env: env, Timeout: time.Minute})
 }

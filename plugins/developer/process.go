@@ -217,7 +217,7 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return plugins.Result{}, fmt.Errorf("developer: log directory: %w", err)
 	}
-	proc, err := spawn.Start(spawn.Spec{Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: spawn.Env(t.p.owner)}, logPath)
+	proc, err := spawn.Start(spawn.Spec{Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: c.s.env(t.p.owner)}, logPath)
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
 	}

@@ -162,7 +162,7 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 		return toolResult(refusef(reasonNeedApproval, Name+".run", c.verdict.Reason))
 	}
 	res, err := spawn.Run(ctx, spawn.Spec{
-		Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: spawn.Env(t.p.owner), Timeout: c.timeout(),
+		Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: c.s.env(t.p.owner), Timeout: c.timeout(),
 	})
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))

@@ -6,6 +6,7 @@ import (
 
 	"buddi/plugins/developer/confine"
 	"buddi/plugins/developer/runlist"
+	"buddi/plugins/developer/spawn"
 )
 
 // space is an agent's workspace as one call sees it: the record, its confinement and the
@@ -61,3 +62,12 @@ func (s *space) resolve(path string) (confine.Path, error) {
 
 // dir is the workspace directory as the results name it.
 func (s *space) dir() string { return s.root.Dir() }
+
+// env is the environment commands in this workspace get: the plugin's, with the PATH
+// captured when the workspace was set (§11), when one was.
+func (s *space) env(owner spawn.Owner) []string {
+	if s.ws.Path != "" {
+		owner.Path = s.ws.Path
+	}
+	return spawn.Env(owner)
+}

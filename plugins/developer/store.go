@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/plugins/developer/runlist"
+	"buddi/plugins/developer/spawn"
 )
 
 // ErrNotRemembered is Forget's answer for an id that names no standing remembered command.
@@ -45,6 +46,26 @@ type Workspace struct {
 	SetAt time.Time `json:"set_at"`
 	// SetBy says who set it: "approval" or "owner:<surface>".
 	SetBy string `json:"set_by"`
+	// Path is the PATH captured when it was set: commands run in it are resolved on it (§11).
+	Path string `json:"path"`
+	// Git is the git binary found on Path then, or empty.
+	Git string `json:"git"`
+}
+
+// CaptureEnvironment records the PATH commands of agent's workspace are resolved on, and the
+// git binary found on it (§11), as they are when the workspace is set.
+func (s *Store) CaptureEnvironment(ctx context.Context, agent, path string) error {
+	if s == nil || s.pool == nil {
+		return errNoDatabase
+	}
+	git, err := spawn.Resolve("git", path)
+	if err != nil {
+		git = ""
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE developer.workspaces SET path = $2, git = $3 WHERE agent = $1`, agent, path, git); err != nil {
+		return fmt.Errorf("developer: capture the environment of %q: %w", agent, err)
+	}
+	return nil
 }
 
 // Workspace returns agent's workspace; ok is false when it has none.
@@ -53,8 +74,8 @@ func (s *Store) Workspace(ctx context.Context, agent string) (w Workspace, ok bo
 		return w, false, errNoDatabase
 	}
 	err = s.pool.QueryRow(ctx,
-		`SELECT agent, directory, set_at, set_by FROM developer.workspaces WHERE agent = $1`, agent).
-		Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy)
+		`SELECT agent, directory, set_at, set_by, path, git FROM developer.workspaces WHERE agent = $1`, agent).
+		Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy, &w.Path, &w.Git)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Workspace{}, false, nil
 	}
@@ -69,13 +90,13 @@ func (s *Store) Workspaces(ctx context.Context) ([]Workspace, error) {
 	if s == nil || s.pool == nil {
 		return nil, errNoDatabase
 	}
-	rows, err := s.pool.Query(ctx, `SELECT agent, directory, set_at, set_by FROM developer.workspaces ORDER BY agent`)
+	rows, err := s.pool.Query(ctx, `SELECT agent, directory, set_at, set_by, path, git FROM developer.workspaces ORDER BY agent`)
 	if err != nil {
 		return nil, fmt.Errorf("developer: list workspaces: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Workspace, error) {
 		var w Workspace
-		err := r.Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy)
+		err := r.Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy, &w.Path, &w.Git)
 		return w, err
 	})
 	if err != nil {

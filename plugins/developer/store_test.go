@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"buddi/plugins/developer/runlist"
@@ -112,4 +113,22 @@ func TestStoreWithoutDatabase(t *testing.T) {
 	if _, err := s.Mode(context.Background(), agent); !errors.Is(err, errNoDatabase) {
 		t.Errorf("got %v", err)
 	}
+}
+
+// The workspace keeps the PATH captured when it was set, and the git found on it (§11).
+func TestCaptureEnvironment(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	if err := b.store.CaptureEnvironment(ctx, agent, "/usr/local/bin:/usr/bin:/bin"); err != nil {
+		t.Fatal(err)
+	}
+	w, ok, err := b.store.Workspace(ctx, agent)
+	if err != nil || !ok || w.Path != "/usr/local/bin:/usr/bin:/bin" || !strings.HasSuffix(w.Git, "/git") {
+		t.Errorf("workspace = %+v, %v, %v: want the PATH and its git", w, ok, err)
+	}
+	// A command resolves on that PATH: one without the program fails to start it.
+	if err := b.store.CaptureEnvironment(ctx, agent, "/nonexistent"); err != nil {
+		t.Fatal(err)
+	}
+	b.mustFail(t, call("run", args(t, map[string]any{"command": "echo hi"})), nil, "could not be started")
 }

@@ -56,12 +56,12 @@ func (t *summariseTool) Execute(ctx context.Context, call plugins.Call, _ *plugi
 	if repo, _ := s.root.IsRepository(); repo {
 		hooks := git.hooksDir()
 		base := []string{"git", "-c", "core.hooksPath=" + hooks, "-c", "core.pager=cat", "-c", "core.fsmonitor=false"}
-		if res, err := git.runGit(ctx, s.dir(), append(base, "rev-parse", "--abbrev-ref", "HEAD")); err == nil && res.ExitCode == 0 {
+		if res, err := git.runGit(ctx, s, append(base, "rev-parse", "--abbrev-ref", "HEAD")); err == nil && res.ExitCode == 0 {
 			branch := strings.TrimSpace(res.Output)
 			summary["branch"] = branch
 			fmt.Fprintf(&b, "Branch: %s\n", branch)
 		}
-		if res, err := git.runGit(ctx, s.dir(), append(base, "diff", "--no-ext-diff", "--no-textconv", "--stat", "HEAD", "--", ".")); err == nil && res.ExitCode == 0 {
+		if res, err := git.runGit(ctx, s, append(base, "diff", "--no-ext-diff", "--no-textconv", "--stat", "HEAD", "--", ".")); err == nil && res.ExitCode == 0 {
 			stat := strings.TrimSpace(res.Output)
 			if stat == "" {
 				stat = "no changes against HEAD"

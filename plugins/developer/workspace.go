@@ -322,6 +322,9 @@ func (t *workspaceTool) Execute(ctx context.Context, call plugins.Call, approved
 	if err != nil {
 		return plugins.Result{}, err
 	}
+	if err := t.p.store.CaptureEnvironment(ctx, call.Agent, t.p.owner.Path); err != nil {
+		return plugins.Result{}, err
+	}
 	// The agent's processes ran in the old workspace: they stop with it (§4).
 	if err := t.p.stopAllProcesses(ctx, call.Agent); err != nil {
 		return plugins.Result{}, err

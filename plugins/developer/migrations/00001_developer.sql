@@ -11,7 +11,10 @@ CREATE TABLE developer.workspaces (
     directory text        NOT NULL CHECK (directory LIKE '/%'),
     set_at    timestamptz NOT NULL,
     -- Who set it: "approval" (an approved developer.workspace card) or "owner:<surface>".
-    set_by    text        NOT NULL CHECK (set_by <> '')
+    set_by    text        NOT NULL CHECK (set_by <> ''),
+    -- The PATH captured when it was set (commands are resolved on it), and the git found there.
+    path      text        NOT NULL DEFAULT '',
+    git       text        NOT NULL DEFAULT ''
 );
 
 -- The mode of each agent (§3), set by the owner only. No row means the default, run. It is
