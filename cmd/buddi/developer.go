@@ -38,6 +38,20 @@ func agentID(name string) (string, error) {
 	return "", &exitError{code: 1, err: fmt.Errorf("no agent %q: list them with `buddi agents list`", name)}
 }
 
+// withAgentStore resolves agent to its id, opens the developer plugin's store, and runs fn.
+func withAgentStore(env *runEnv, agent string, fn func(id string, store *developer.Store) error) error {
+	id, err := agentID(agent)
+	if err != nil {
+		return err
+	}
+	src, store, err := openDeveloper(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	return fn(id, store)
+}
+
 // openDeveloper opens the database and the developer plugin's store.
 func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
 	src, err := openActions(env)
@@ -70,32 +84,25 @@ type developerWorkspaceShowCmd struct {
 }
 
 func (c developerWorkspaceShowCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
-	if err != nil {
-		return err
-	}
-	src, store, err := openDeveloper(env)
-	if err != nil {
-		return err
-	}
-	defer closeSource(src)
-	w, found, err := store.Workspace(env.ctx, id)
-	if err != nil {
-		return err
-	}
-	mode, err := store.Mode(env.ctx, id)
-	if err != nil {
-		return err
-	}
-	if c.JSON {
-		return writeJSON(env, map[string]any{"agent": id, "workspace": nullable(found, w), "mode": mode})
-	}
-	if !found {
-		fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): set one with `buddi developer workspace set --agent %s DIR`\n", id, mode, c.Agent)
+	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+		w, found, err := store.Workspace(env.ctx, id)
+		if err != nil {
+			return err
+		}
+		mode, err := store.Mode(env.ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return writeJSON(env, map[string]any{"agent": id, "workspace": nullable(found, w), "mode": mode})
+		}
+		if !found {
+			fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): set one with `buddi developer workspace set --agent %s DIR`\n", id, mode, c.Agent)
+			return nil
+		}
+		fmt.Fprintf(env.stdout, "%s works in %s (mode %s), set %s by %s\n", id, w.Directory, mode, w.SetAt.Local().Format("2006-01-02 15:04"), w.SetBy)
 		return nil
-	}
-	fmt.Fprintf(env.stdout, "%s works in %s (mode %s), set %s by %s\n", id, w.Directory, mode, w.SetAt.Local().Format("2006-01-02 15:04"), w.SetBy)
-	return nil
+	})
 }
 
 func nullable(ok bool, v any) any {
@@ -148,30 +155,23 @@ type developerModeCmd struct {
 }
 
 func (c developerModeCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
-	if err != nil {
-		return err
-	}
-	src, store, err := openDeveloper(env)
-	if err != nil {
-		return err
-	}
-	defer closeSource(src)
-	if c.Mode != "" {
-		mode, err := runlist.ParseMode(c.Mode)
-		if err != nil {
-			return &exitError{code: 2, err: err}
+	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+		if c.Mode != "" {
+			mode, err := runlist.ParseMode(c.Mode)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			if err := store.SetMode(env.ctx, id, mode); err != nil {
+				return err
+			}
 		}
-		if err := store.SetMode(env.ctx, id, mode); err != nil {
+		mode, err := store.Mode(env.ctx, id)
+		if err != nil {
 			return err
 		}
-	}
-	mode, err := store.Mode(env.ctx, id)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "%s is in %s mode; it applies to the next call\n", id, mode)
-	return nil
+		fmt.Fprintf(env.stdout, "%s is in %s mode; it applies to the next call\n", id, mode)
+		return nil
+	})
 }
 
 type developerAllowedCmd struct {
@@ -185,37 +185,30 @@ type developerAllowedListCmd struct {
 }
 
 func (c developerAllowedListCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
-	if err != nil {
-		return err
-	}
-	src, store, err := openDeveloper(env)
-	if err != nil {
-		return err
-	}
-	defer closeSource(src)
-	list, err := store.ListRemembered(env.ctx, id)
-	if err != nil {
-		return err
-	}
-	if c.JSON {
-		if list == nil {
-			list = []developer.RememberedCommand{}
+	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+		list, err := store.ListRemembered(env.ctx, id)
+		if err != nil {
+			return err
 		}
-		return writeJSON(env, list)
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(env.stdout, "no commands allowed: every command off the run list asks you")
+		if c.JSON {
+			if list == nil {
+				list = []developer.RememberedCommand{}
+			}
+			return writeJSON(env, list)
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(env.stdout, "no commands allowed: every command off the run list asks you")
+			return nil
+		}
+		for _, r := range list {
+			kind := "exactly"
+			if r.Prefix {
+				kind = "and anything after it"
+			}
+			fmt.Fprintf(env.stdout, "%d  %s  (%s) in %s\n", r.ID, strings.Join(r.Argv, " "), kind, r.Workspace)
+		}
 		return nil
-	}
-	for _, r := range list {
-		kind := "exactly"
-		if r.Prefix {
-			kind = "and anything after it"
-		}
-		fmt.Fprintf(env.stdout, "%d  %s  (%s) in %s\n", r.ID, strings.Join(r.Argv, " "), kind, r.Workspace)
-	}
-	return nil
+	})
 }
 
 type developerAllowedForgetCmd struct {
@@ -390,23 +383,16 @@ type developerProcessesStopCmd struct {
 }
 
 func (c developerProcessesStopCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
-	if err != nil {
-		return err
-	}
-	src, store, err := openDeveloper(env)
-	if err != nil {
-		return err
-	}
-	defer closeSource(src)
-	if err := store.StopProcess(env.ctx, id, c.Name); err != nil {
-		if errors.Is(err, developer.ErrNoProcess) {
-			return &exitError{code: 1, err: fmt.Errorf("%w: list them with `buddi developer processes`", err)}
+	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+		if err := store.StopProcess(env.ctx, id, c.Name); err != nil {
+			if errors.Is(err, developer.ErrNoProcess) {
+				return &exitError{code: 1, err: fmt.Errorf("%w: list them with `buddi developer processes`", err)}
+			}
+			return err
 		}
-		return err
-	}
-	fmt.Fprintf(env.stdout, "stopped %s\n", c.Name)
-	return nil
+		fmt.Fprintf(env.stdout, "stopped %s\n", c.Name)
+		return nil
+	})
 }
 
 type developerProcessesStopAllCmd struct {
@@ -414,24 +400,17 @@ type developerProcessesStopAllCmd struct {
 }
 
 func (c developerProcessesStopAllCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
-	if err != nil {
-		return err
-	}
-	src, store, err := openDeveloper(env)
-	if err != nil {
-		return err
-	}
-	defer closeSource(src)
-	list, err := store.Processes(env.ctx, id)
-	if err != nil {
-		return err
-	}
-	for _, p := range list {
-		if err := store.StopProcess(env.ctx, id, p.Name); err != nil && !errors.Is(err, developer.ErrNoProcess) {
+	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+		list, err := store.Processes(env.ctx, id)
+		if err != nil {
 			return err
 		}
-	}
-	fmt.Fprintf(env.stdout, "stopped %d processes of %s\n", len(list), id)
-	return nil
+		for _, p := range list {
+			if err := store.StopProcess(env.ctx, id, p.Name); err != nil && !errors.Is(err, developer.ErrNoProcess) {
+				return err
+			}
+		}
+		fmt.Fprintf(env.stdout, "stopped %d processes of %s\n", len(list), id)
+		return nil
+	})
 }

@@ -238,15 +238,3 @@ func (p *plugin) lastTestRun(agent, workspace string) (lastTests, bool) {
 	last, ok := p.tests[agent]
 	return last, ok && last.workspace == workspace
 }
-
-// FailingTests is the developer.failing_tests metric for agent: how many tests failed in the
-// last test run recorded for its workspace, or not measurable (§11).
-func (p *plugin) FailingTests(agent, workspace string) testmetric.Measure {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	last, ok := p.tests[agent]
-	if !ok || last.workspace != workspace {
-		return testmetric.Measure{Reason: "no test run is recorded for this workspace since buddi started"}
-	}
-	return last.measure
-}
