@@ -120,6 +120,9 @@ type Call struct {
 	ConversationID string
 	// RunID identifies the run.
 	RunID string
+	// CallID is the model's id of the call within the run, when a run proposed it: a rerun
+	// proposing the same call finds the action it already became.
+	CallID string
 	// DelegationDepth is 0 for a run the owner started, more for a delegate's run.
 	DelegationDepth int
 	// Owner is the live, authenticated owner request this call is part of, or nil.

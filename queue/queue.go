@@ -29,6 +29,12 @@ type Options struct {
 	// Periodic are jobs inserted on a timer while this client leads (sweeps, not records:
 	// River keeps their schedule in memory).
 	Periodic []*river.PeriodicJob
+	// Queues are more queues to work, by name, with their most concurrent jobs (runs work on
+	// their own queue, so a burst of conversations never starves the approvals' executions).
+	Queues map[string]int
+	// RescueAfter is how long a running job may go without finishing before River takes its
+	// worker for dead and runs it again. Default 45 minutes; tests shorten it.
+	RescueAfter time.Duration
 }
 
 // Queue owns the River client.
@@ -57,15 +63,22 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 	if opts.MaxWorkers == 0 {
 		opts.MaxWorkers = 10
 	}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}}
+	for name, n := range opts.Queues {
+		queues[name] = river.QueueConfig{MaxWorkers: n}
+	}
+	if opts.RescueAfter == 0 {
+		opts.RescueAfter = 45 * time.Minute
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Schema:       migrations.RiverSchema,
 		Logger:       log,
-		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}},
+		Queues:       queues,
 		Workers:      workers,
 		PeriodicJobs: opts.Periodic,
 		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
 		// Timeout shorter than this (the longest, an approved action's execution, is 40 min).
-		RescueStuckJobsAfter: 45 * time.Minute,
+		RescueStuckJobsAfter: opts.RescueAfter,
 		// An approval is interactive: the owner waits for its job. River's default cooldown
 		// between fetches (100 ms) would add up to that much to every approve-to-executed.
 		FetchCooldown: 10 * time.Millisecond,

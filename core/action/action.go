@@ -191,12 +191,12 @@ func Create(ctx context.Context, tx pgx.Tx, p Proposal) (Record, error) {
 	}
 	err = tx.QueryRow(ctx, `
 		INSERT INTO core.actions (tool, tool_version, agent, conversation_id, run_id, delegation_depth,
-		                          args, envelope, policy_version, hash, expires_at, created_at)
+		                          args, envelope, policy_version, hash, expires_at, created_at, call_id)
 		VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7, $8, $9, $10,
-		        COALESCE($12, now()) + $11::interval, COALESCE($12, now()))
+		        COALESCE($12, now()) + $11::interval, COALESCE($12, now()), $13)
 		RETURNING id`,
 		p.Call.Tool, p.Version, p.Call.Agent, p.Call.ConversationID, p.Call.RunID, p.Call.DelegationDepth,
-		string(args), string(env), PolicyVersion, hash, p.TTL.String(), clock).Scan(&id)
+		string(args), string(env), PolicyVersion, hash, p.TTL.String(), clock, p.Call.CallID).Scan(&id)
 	if err != nil {
 		return Record{}, fmt.Errorf("create action for %s: %w", p.Call.Tool, err)
 	}
@@ -335,4 +335,20 @@ func (r Record) Preview() string {
 	}
 	fmt.Fprintf(&b, "\nhash %s (policy %d)\n", r.Hash, r.PolicyVersion)
 	return b.String()
+}
+
+// ByCall returns the action a run's call became, if any: found reports whether one exists.
+// A rerun asks before proposing a call again, so a call becomes at most one action.
+func ByCall(ctx context.Context, q eventlog.Querier, runID, callID string) (rec Record, found bool, err error) {
+	if runID == "" || callID == "" {
+		return Record{}, false, nil
+	}
+	r, err := scanRecord(q.QueryRow(ctx, selectRecord+` WHERE a.run_id = $1 AND a.call_id = $2`, runID, callID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("read the action of call %s in run %s: %w", callID, runID, err)
+	}
+	return r, true, nil
 }

@@ -159,11 +159,11 @@ func (e *Executor) refuse(ctx context.Context, call plugins.Call, err error) (Pr
 // runNow executes an auto or session call: the same ledger, nothing to wait for.
 func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.Resolution) (Proposed, error) {
 	if _, err := eventlog.Append(ctx, e.pool, "tool.called", call.ConversationID, map[string]any{
-		"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "tier": res.Tier, "reason": res.Reason,
+		"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "call_id": call.CallID, "tier": res.Tier, "reason": res.Reason,
 	}); err != nil {
 		return Proposed{}, err
 	}
-	attempt, err := recordDirectAttempt(ctx, e.pool, call.Tool)
+	attempt, err := recordDirectAttempt(ctx, e.pool, call)
 	if err != nil {
 		return Proposed{}, err
 	}
@@ -186,7 +186,7 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 }
 
 func (e *Executor) recordResult(ctx context.Context, q eventlog.Querier, call plugins.Call, actionID string, out registry.Outcome) error {
-	payload := map[string]any{"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "status": out.Status, "is_error": out.Result.IsError}
+	payload := map[string]any{"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "call_id": call.CallID, "status": out.Status, "is_error": out.Result.IsError}
 	if actionID != "" {
 		payload["action_id"] = actionID
 	}
@@ -216,6 +216,11 @@ func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Res
 	}
 	var rec action.Record
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		// A rerun of the run proposes the same call again: it is the action it already became.
+		if prior, found, err := action.ByCall(ctx, tx, call.RunID, call.CallID); err != nil || found {
+			rec = prior
+			return err
+		}
 		if rec, err = action.Create(ctx, tx, action.Proposal{Call: call, Version: res.Version, Envelope: env, Reason: res.Reason}); err != nil {
 			return err
 		}
@@ -266,7 +271,7 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *reg
 			return err
 		}
 		if !d.Approve {
-			return nil
+			return EnqueueResume(ctx, tx, insert, rec)
 		}
 		if d.Remember != action.RememberNone {
 			if err := remember(ctx, tx, tools, rec, d); err != nil {
@@ -277,8 +282,7 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *reg
 	})
 	if errors.Is(err, action.ErrExpired) {
 		if xerr := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			_, xerr := action.ExpireDue(ctx, tx)
-			return xerr
+			return ExpireDue(ctx, tx, insert)
 		}); xerr != nil {
 			return rec, errors.Join(err, fmt.Errorf("mark expired actions: %w", xerr))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/action"
+	"buddi/plugins"
 )
 
 // recordAttempt writes the exact envelope to the effect ledger and commits it before the
@@ -36,12 +37,13 @@ func recordAttempt(ctx context.Context, pool *pgxpool.Pool, rec action.Record) (
 
 // recordDirectAttempt records an auto or session call in the ledger before it runs, so one
 // that times out leaves an unknown attempt to review like an approved action's.
-func recordDirectAttempt(ctx context.Context, pool *pgxpool.Pool, tool string) (int64, error) {
+func recordDirectAttempt(ctx context.Context, pool *pgxpool.Pool, call plugins.Call) (int64, error) {
 	var id int64
 	err := pool.QueryRow(ctx, `
-		INSERT INTO core.effect_attempts (tool, envelope, hash) VALUES ($1, '{}', '') RETURNING id`, tool).Scan(&id)
+		INSERT INTO core.effect_attempts (tool, envelope, hash, run_id, call_id) VALUES ($1, '{}', '', $2, $3) RETURNING id`,
+		call.Tool, call.RunID, call.CallID).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("ledger: record attempt of %s: %w", tool, err)
+		return 0, fmt.Errorf("ledger: record attempt of %s: %w", call.Tool, err)
 	}
 	return id, nil
 }

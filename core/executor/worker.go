@@ -7,8 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-
-	"buddi/core/action"
 )
 
 // ExecuteArgs is the queue job that executes one approved action; there is one per action.
@@ -45,8 +43,16 @@ const JobTimeout = 40 * time.Minute
 // Work executes the action. A rerun of the job (after a crash) is safe: ExecuteApproved never
 // dispatches twice.
 func (w *Worker) Work(ctx context.Context, job *river.Job[ExecuteArgs]) error {
-	_, err := w.Executor.ExecuteApproved(ctx, job.Args.ActionID)
-	return err
+	rec, err := w.Executor.ExecuteApproved(ctx, job.Args.ActionID)
+	if err != nil {
+		return err
+	}
+	// The run that proposed it resumes with the outcome. A rerun of this job (a crash
+	// between the outcome and here) enqueues it then; the job is unique per action.
+	wctx := context.WithoutCancel(ctx)
+	return pgx.BeginFunc(wctx, w.Executor.pool, func(tx pgx.Tx) error {
+		return EnqueueResume(wctx, tx, w.Executor.insert, rec)
+	})
 }
 
 // ExpireArgs is the periodic job that marks actions past their expiry as expired.
@@ -58,14 +64,14 @@ func (ExpireArgs) Kind() string { return "action.expire" }
 // ExpireWorker runs ExpireArgs jobs.
 type ExpireWorker struct {
 	river.WorkerDefaults[ExpireArgs]
-	Pool *pgxpool.Pool // where due actions are expired, in one transaction a job
+	Pool   *pgxpool.Pool // where due actions are expired, in one transaction a job
+	Insert Inserter      // enqueues the resumption of an expired action's run; nil enqueues none
 }
 
 // Work expires what is due, with an event each.
 func (w *ExpireWorker) Work(ctx context.Context, _ *river.Job[ExpireArgs]) error {
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
-		_, err := action.ExpireDue(ctx, tx)
-		return err
+		return ExpireDue(ctx, tx, w.Insert)
 	})
 }
 

@@ -1,0 +1,184 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/eventlog"
+)
+
+// MaxChars is the size at which a conversation ends when the owner next writes: 80,000
+// characters of transcript.
+const MaxChars = 80_000
+
+// Kind is the kind of a transcript entry.
+type Kind string
+
+// The kinds of transcript entries.
+const (
+	KindUser      Kind = "user"       // the owner's message: {"text"}
+	KindAssistant Kind = "assistant"  // the model's message: {"parts":[…]}
+	KindTool      Kind = "tool"       // one answer to one call: {"call_id","tool","content","is_error"}
+	KindOwnerAdds Kind = "owner-adds" // input that joined a working run between steps: {"text"}
+	KindMarker    Kind = "marker"     // the turn above failed and was not answered: {"text"}
+)
+
+// Conversation is one conversation's row.
+type Conversation struct {
+	ID             string     `json:"id"`
+	Agent          string     `json:"agent"`
+	Surface        string     `json:"surface"`
+	CreatedAt      time.Time  `json:"created_at"`
+	LastActivityAt time.Time  `json:"last_activity_at"`
+	Chars          int64      `json:"chars"`
+	ActiveRun      string     `json:"active_run,omitempty"`
+	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	EndedReason    string     `json:"ended_reason,omitempty"`
+}
+
+// Entry is one transcript entry.
+type Entry struct {
+	ID        int64           `json:"id"`
+	RunID     string          `json:"run_id,omitempty"`
+	Kind      Kind            `json:"kind"`
+	Body      json.RawMessage `json:"body"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Errors callers tell apart.
+var (
+	ErrNotFound = errors.New("no such conversation")
+)
+
+// Store reads and writes conversations.
+type Store struct{ pool *pgxpool.Pool }
+
+// NewStore returns a store over pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pool is the store's pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+const selectConversation = `SELECT id::text, agent, surface, created_at, last_activity_at, chars,
+	COALESCE(active_run::text, ''), ended_at, ended_reason FROM core.conversations`
+
+func scanConversation(row pgx.Row) (Conversation, error) {
+	var c Conversation
+	err := row.Scan(&c.ID, &c.Agent, &c.Surface, &c.CreatedAt, &c.LastActivityAt, &c.Chars, &c.ActiveRun, &c.EndedAt, &c.EndedReason)
+	return c, err
+}
+
+// Get returns the conversation id.
+func (s *Store) Get(ctx context.Context, id string) (Conversation, error) {
+	return get(ctx, s.pool, id, false)
+}
+
+func get(ctx context.Context, q eventlog.Querier, id string, lock bool) (Conversation, error) {
+	if !validUUID(id) {
+		return Conversation{}, fmt.Errorf("conversation %q: %w", id, ErrNotFound)
+	}
+	sql := selectConversation + ` WHERE id = $1`
+	if lock {
+		sql += ` FOR UPDATE`
+	}
+	c, err := scanConversation(q.QueryRow(ctx, sql, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("conversation %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("read conversation %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// List returns the latest conversations, newest first; agent "" lists every agent's.
+func (s *Store) List(ctx context.Context, agent string, limit int) ([]Conversation, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := s.pool.Query(ctx, selectConversation+` WHERE ($1 = '' OR agent = $1) ORDER BY last_activity_at DESC, created_at DESC LIMIT $2`, agent, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Conversation, error) { return scanConversation(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	return out, nil
+}
+
+// Transcript returns the conversation's entries in order.
+func (s *Store) Transcript(ctx context.Context, id string) ([]Entry, error) {
+	return Transcript(ctx, s.pool, id)
+}
+
+// Transcript returns the conversation's entries in order, read through q.
+func Transcript(ctx context.Context, q eventlog.Querier, id string) ([]Entry, error) {
+	rows, err := q.Query(ctx, `SELECT id, COALESCE(run_id::text, ''), kind, body, created_at FROM core.messages
+		WHERE conversation_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read the transcript of %s: %w", id, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
+		var e Entry
+		err := r.Scan(&e.ID, &e.RunID, &e.Kind, &e.Body, &e.CreatedAt)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the transcript of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Append adds an entry to the transcript through q (a transaction, usually) and counts its
+// characters toward the conversation's size. A tool answer for a call already answered is
+// refused by the database (one answer per call).
+func Append(ctx context.Context, q Querier, conversationID, runID string, kind Kind, body any) (int64, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, fmt.Errorf("append to %s: %w", conversationID, err)
+	}
+	var id int64
+	err = q.QueryRow(ctx, `INSERT INTO core.messages (conversation_id, run_id, kind, body) VALUES ($1, NULLIF($2, '')::uuid, $3, $4) RETURNING id`,
+		conversationID, runID, kind, b).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("append a %s entry to %s: %w", kind, conversationID, err)
+	}
+	if _, err := q.Exec(ctx, `UPDATE core.conversations SET chars = chars + $2 WHERE id = $1`, conversationID, len(b)); err != nil {
+		return 0, fmt.Errorf("count the size of %s: %w", conversationID, err)
+	}
+	return id, nil
+}
+
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Querier is a pgx.Tx, *pgx.Conn or *pgxpool.Pool.
+type Querier interface {
+	eventlog.Querier
+	// Exec runs sql with args.
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}

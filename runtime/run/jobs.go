@@ -1,0 +1,191 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"buddi/core/executor"
+	"buddi/runtime/provider"
+)
+
+// Queue is the River queue runs are worked on.
+const Queue = "runs"
+
+// StartArgs is the job of a new run: it answers the conversation's latest turn.
+type StartArgs struct {
+	RunID          string `json:"run_id"`
+	ConversationID string `json:"conversation_id"`
+	Agent          string `json:"agent"`
+	Surface        string `json:"surface,omitempty"`
+	// Interactive: the owner is waiting (a message on a surface); otherwise the run is
+	// unattended (a mission, a sentinel's wake) and gets the long horizon.
+	Interactive bool `json:"interactive"`
+}
+
+// Kind is River's name for the job.
+func (StartArgs) Kind() string { return "run.start" }
+
+// InsertOpts makes the job unique per run, on the runs queue.
+func (StartArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Enqueue puts a run's start job in tx with its horizon's attempt count.
+func Enqueue(ctx context.Context, tx pgx.Tx, insert executor.Inserter, args StartArgs) error {
+	opts := args.InsertOpts()
+	opts.MaxAttempts = HorizonFor(args.Interactive, provider.Transient).Attempts
+	if _, err := insert.InsertTx(ctx, tx, args, &opts); err != nil {
+		return fmt.Errorf("enqueue run %s: %w", args.RunID, err)
+	}
+	return nil
+}
+
+// Horizon is how long and how often a run is retried.
+type Horizon struct {
+	Within   time.Duration   // from the job's creation
+	Attempts int             // in all, the first included
+	Delays   []time.Duration // before attempt 2, 3, …; the last repeats
+}
+
+// The two horizons (seed 004, "Queue, concurrency, recovery").
+var (
+	Interactive = Horizon{Within: 15 * time.Minute, Attempts: 3, Delays: []time.Duration{5 * time.Second, 30 * time.Second}}
+	Unattended  = Horizon{Within: 6 * time.Hour, Attempts: 8, Delays: []time.Duration{
+		30 * time.Second, 2 * time.Minute, 8 * time.Minute, 20 * time.Minute, 45 * time.Minute, 90 * time.Minute, 2 * time.Hour}}
+)
+
+// HorizonFor is the horizon of a run: an unknown failure is retried on the short horizon only.
+func HorizonFor(interactive bool, class provider.Class) Horizon {
+	if interactive || class == provider.Unknown {
+		return Interactive
+	}
+	return Unattended
+}
+
+// Next decides after a failed attempt (attempt counts from 1) of a job created at created:
+// when to try again, or why not (a sentence for the log; "" with a time).
+func (h Horizon) Next(attempt int, created, now time.Time, class provider.Class, retryAt time.Time) (time.Time, string) {
+	if class == provider.Permanent {
+		return time.Time{}, "the failure is permanent"
+	}
+	if attempt >= h.Attempts {
+		return time.Time{}, fmt.Sprintf("all %d attempts failed", h.Attempts)
+	}
+	i := attempt - 1
+	if i >= len(h.Delays) {
+		i = len(h.Delays) - 1
+	}
+	next := now.Add(h.Delays[i])
+	if retryAt.After(next) {
+		next = retryAt
+	}
+	if end := created.Add(h.Within); next.After(end) {
+		if retryAt.After(end) {
+			return time.Time{}, fmt.Sprintf("the provider said to come back at %s, after this run's %s horizon", retryAt.Format(time.RFC3339), h.Within)
+		}
+		return time.Time{}, fmt.Sprintf("the next attempt would fall after this run's %s horizon", h.Within)
+	}
+	return next, ""
+}
+
+// StartWorker works StartArgs jobs.
+type StartWorker struct {
+	river.WorkerDefaults[StartArgs]
+	Runner *Runner
+	next   retries
+}
+
+// Timeout bounds one attempt of a run: long enough for its tool calls and model steps.
+func (w *StartWorker) Timeout(*river.Job[StartArgs]) time.Duration { return JobTimeout }
+
+// JobTimeout bounds one attempt of a run job. The queue's rescue of stuck jobs waits longer.
+const JobTimeout = 40 * time.Minute
+
+// Work runs the turn as the run actor of its conversation.
+func (w *StartWorker) Work(ctx context.Context, job *river.Job[StartArgs]) error {
+	m, err := w.Runner.Pin(ctx, job.Args)
+	if err == nil {
+		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, func(ctx context.Context) error { return w.Runner.Turn(ctx, m) })
+	}
+	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
+}
+
+// NextRetry is the time settle chose for the failed attempt.
+func (w *StartWorker) NextRetry(job *river.Job[StartArgs]) time.Time { return w.next.take(job.ID) }
+
+// ResumeWorker works core's run.resume jobs: the action a run waited on has ended.
+type ResumeWorker struct {
+	river.WorkerDefaults[executor.ResumeArgs]
+	Runner *Runner
+	next   retries
+}
+
+// Timeout bounds one attempt.
+func (w *ResumeWorker) Timeout(*river.Job[executor.ResumeArgs]) time.Duration { return JobTimeout }
+
+// Work resumes the run where it stopped.
+func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeArgs]) error {
+	m, found, err := w.Runner.readMeta(ctx, job.Args.RunID)
+	if err == nil && !found {
+		return river.JobCancel(fmt.Errorf("run %s has no run.started event: nothing to resume", job.Args.RunID))
+	}
+	if err == nil {
+		w.Runner.publish(liveResumed(m, job.Args.ActionID))
+		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, func(ctx context.Context) error { return w.Runner.Turn(ctx, m) })
+	}
+	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
+}
+
+// NextRetry is the time settle chose for the failed attempt.
+func (w *ResumeWorker) NextRetry(job *river.Job[executor.ResumeArgs]) time.Time { return w.next.take(job.ID) }
+
+// settle decides what a failed attempt becomes: a retry at a time inside the run's horizon,
+// or a closed turn. A cancelled job context (the lease was lost, buddi is stopping) is
+// neither: the job runs again and the run picks up where the transcript says.
+func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err error, next *retries) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	class := Classify(err)
+	retryAt, _ := provider.RetryAt(err)
+	h := HorizonFor(m.Interactive, class)
+	at, why := h.Next(job.Attempt, job.CreatedAt, r.now(), class, retryAt)
+	if why == "" {
+		r.log().Warn("a run attempt failed; it is tried again", "run", m.RunID, "attempt", job.Attempt, "class", class.String(), "at", at, "err", err)
+		next.put(job.ID, at)
+		return err
+	}
+	if m.ConversationID == "" { // it failed before it was pinned to a conversation
+		return river.JobCancel(err)
+	}
+	if cerr := r.Close(ctx, m, err); cerr != nil {
+		return errors.Join(err, fmt.Errorf("close the failed turn: %w", cerr))
+	}
+	final := fmt.Errorf("%s: %w", why, err)
+	if job.Attempt >= job.MaxAttempts {
+		return final // River discards it: a failed job, the owner's to retry or dismiss
+	}
+	return river.JobCancel(final)
+}
+
+// retries hands the time settle chose to River's NextRetry, which asks right after Work.
+type retries struct{ m sync.Map }
+
+func (r *retries) put(id int64, at time.Time) { r.m.Store(id, at) }
+func (r *retries) take(id int64) time.Time {
+	v, ok := r.m.LoadAndDelete(id)
+	if !ok {
+		return time.Time{}
+	}
+	return v.(time.Time)
+}

@@ -1,0 +1,624 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/agents"
+	"buddi/core/action"
+	"buddi/core/conversation"
+	"buddi/core/eventlog"
+	"buddi/core/executor"
+	"buddi/core/redact"
+	"buddi/core/registry"
+	"buddi/core/vault"
+	"buddi/plugins"
+	"buddi/runtime/account"
+	"buddi/runtime/live"
+	"buddi/runtime/provider"
+	"buddi/runtime/transport"
+)
+
+// Host runs a turn as the run actor of its conversation (supervisor.ConversationHost).
+type Host interface {
+	Run(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error
+}
+
+// Secrets is what the runner reads from the vault.
+type Secrets interface {
+	Get(name string) (string, error)
+}
+
+// Runner runs turns. Every field but Live, Log and Now is required.
+type Runner struct {
+	Pool          *pgxpool.Pool
+	Conversations *conversation.Store
+	Executor      *executor.Executor
+	Tools         *registry.Registry
+	Catalog       func() (*agents.Catalog, error)
+	Accounts      *account.Store
+	Secrets       Secrets
+	Scrub         redact.Scrubber
+	Transport     transport.Config
+	Insert        executor.Inserter
+	Host          Host
+	Live          *live.Hub
+	Log           *slog.Logger
+	Now           func() time.Time
+	// DefaultTurnBudget bounds the model steps of a run whose agent declares none.
+	DefaultTurnBudget int
+	// CallTimeout bounds one model call, its retries included. Default 5 minutes.
+	CallTimeout time.Duration
+}
+
+// Meta is what a run pinned when it started, read back from its run.started event.
+type Meta struct {
+	RunID          string `json:"run_id"`
+	ConversationID string `json:"conversation_id"`
+	Agent          string `json:"agent"`
+	Account        string `json:"account"`
+	Model          string `json:"model"`
+	Wire           string `json:"wire"`
+	Surface        string `json:"surface"`
+	Interactive    bool   `json:"interactive"`
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
+}
+
+func (r *Runner) publish(ev live.Event) {
+	if r.Live != nil {
+		r.Live.Publish(ev)
+	}
+}
+
+// scrub takes every stored secret out of s.
+func (r *Runner) scrub(s string) string {
+	if r.Scrub == nil {
+		return s
+	}
+	return r.Scrub.String(s)
+}
+
+// Pin returns the run's pinned account and model: those recorded in its run.started event,
+// or, for a run that has none yet, the agent's assignment now, recorded. A run never moves to
+// another account (there is no fallback across accounts).
+func (r *Runner) Pin(ctx context.Context, args StartArgs) (Meta, error) {
+	if m, found, err := r.readMeta(ctx, args.RunID); err != nil || found {
+		return m, err
+	}
+	m := Meta{RunID: args.RunID, ConversationID: args.ConversationID, Agent: args.Agent, Surface: args.Surface, Interactive: args.Interactive}
+	as, found, err := r.Accounts.Assigned(ctx, args.Agent)
+	if err != nil {
+		return m, err
+	}
+	if !found {
+		return m, &Problem{Kind: "no-account", Agent: args.Agent,
+			Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", args.Agent, args.Agent)}
+	}
+	m.Account, m.Model = as.Account, as.Model
+	if a, err := r.Accounts.Get(ctx, as.Account); err == nil {
+		m.Wire = string(a.Wire)
+	}
+	if _, err := eventlog.Append(ctx, r.Pool, "run.started", m.ConversationID, m); err != nil {
+		return m, err
+	}
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.started", Tool: m.Agent})
+	return m, nil
+}
+
+func (r *Runner) readMeta(ctx context.Context, runID string) (Meta, bool, error) {
+	var m Meta
+	var payload []byte
+	err := r.Pool.QueryRow(ctx, `SELECT payload FROM core.events WHERE payload ? 'run_id' AND payload->>'run_id' = $1
+		AND kind = 'run.started' ORDER BY id LIMIT 1`, runID).Scan(&payload)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("read run %s: %w", runID, err)
+	}
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return m, false, fmt.Errorf("read run %s: %w", runID, err)
+	}
+	return m, true, nil
+}
+
+// provider builds the run's provider from its pinned account, read fresh: a disabled account
+// or a missing credential stops the call with a typed problem.
+func (r *Runner) provider(ctx context.Context, m Meta) (provider.Provider, error) {
+	a, err := r.Accounts.Get(ctx, m.Account)
+	if errors.Is(err, account.ErrNotFound) {
+		return nil, &Problem{Kind: "no-account", Agent: m.Agent, Err: err,
+			Sentence: fmt.Sprintf("The model account %s this run was started on no longer exists.", m.Account)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !a.Enabled {
+		return nil, &Problem{Kind: "account-disabled", Agent: m.Agent,
+			Sentence: fmt.Sprintf("The model account %s is disabled: enable it with `buddi accounts enable %s`.", a.Name, a.Name)}
+	}
+	secret, err := r.Secrets.Get(a.SecretName)
+	if err != nil {
+		kind, sentence := "no-credential", fmt.Sprintf("The model account %s needs the vault entry %s: set it with `buddi vault set %s`.", a.Name, a.SecretName, a.SecretName)
+		if errors.Is(err, vault.ErrLocked) {
+			kind, sentence = "vault-locked", "The vault is locked, so the model account's key cannot be read: start buddi with BUDDI_VAULT_KEY set."
+		}
+		return nil, &Problem{Kind: kind, Agent: m.Agent, Err: err, Sentence: sentence}
+	}
+	p, err := account.New(a, secret, r.Transport)
+	if err != nil {
+		return nil, &Problem{Kind: "bad-account", Agent: m.Agent, Err: err, Sentence: "This agent's model account is not usable as configured: " + err.Error()}
+	}
+	return p, nil
+}
+
+func (r *Runner) agent(m Meta) (agents.Agent, error) {
+	cat, err := r.Catalog()
+	if err != nil {
+		return agents.Agent{}, &Problem{Kind: "no-agent", Agent: m.Agent, Err: err, Sentence: "The agents could not be loaded: run `buddi agents list` to see why."}
+	}
+	a, ok := cat.ByID(m.Agent)
+	if !ok {
+		return a, &Problem{Kind: "no-agent", Agent: m.Agent, Sentence: fmt.Sprintf("There is no agent %s any more.", m.Agent)}
+	}
+	return a, nil
+}
+
+// system is the agent's system prompt: its persona, its skills, and the surface's facts.
+func system(a agents.Agent, surface string) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(a.Persona))
+	for _, s := range a.Loaded {
+		b.WriteString("\n\n## Skill: " + s.Name + "\n\n" + strings.TrimSpace(s.Body))
+	}
+	b.WriteString("\n\n" + surfaceFacts(surface))
+	return b.String()
+}
+
+// tools are the model-facing tools of the agent's grant that the registry can run.
+func (r *Runner) tools(a agents.Agent) []provider.Tool {
+	var out []provider.Tool
+	for _, s := range r.Tools.Tools() {
+		if !a.HasTool(s.Name) || s.Tier == plugins.TierDraft {
+			continue
+		}
+		out = append(out, provider.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
+	}
+	return out
+}
+
+func (r *Runner) spec(name string) plugins.Spec {
+	for _, s := range r.Tools.Tools() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return plugins.Spec{}
+}
+
+// Turn runs the run m until the model stops calling tools, the run suspends on an approval,
+// or it fails. It picks up wherever the transcript says the run is, so a resumed or rescued
+// run continues and never repeats an answered call.
+func (r *Runner) Turn(ctx context.Context, m Meta) error {
+	a, err := r.agent(m)
+	if err != nil {
+		return err
+	}
+	budget := a.TurnBudget
+	if budget == 0 {
+		budget = r.DefaultTurnBudget
+	}
+	if budget == 0 {
+		budget = 25
+	}
+	for {
+		entries, err := r.Conversations.Transcript(ctx, m.ConversationID)
+		if err != nil {
+			return err
+		}
+		st, err := analyse(entries, m.RunID)
+		if err != nil {
+			return err
+		}
+		if st.last != nil && len(st.last.calls()) == 0 {
+			return r.finish(ctx, m) // its last step answered in text: done (a rerun after the end)
+		}
+		if len(st.unanswered) > 0 {
+			suspended, err := r.answer(ctx, m, a, st)
+			if err != nil || suspended {
+				return err
+			}
+			continue
+		}
+		if st.turns >= budget {
+			return r.stopAtBudget(ctx, m, budget)
+		}
+		if err := r.step(ctx, m, a, entries, st); err != nil {
+			return err
+		}
+	}
+}
+
+// step takes one model step and writes its message.
+func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []conversation.Entry, st state) error {
+	p, err := r.provider(ctx, m)
+	if err != nil {
+		return err
+	}
+	var leased []conversation.Pending
+	if st.last != nil { // between tool answers and the next step: input that joined the run
+		if leased, err = r.Conversations.Lease(ctx, m.ConversationID, m.RunID); err != nil {
+			return err
+		}
+	}
+	extra := make([]string, len(leased))
+	for i, l := range leased {
+		extra[i] = l.Text
+	}
+	msgs, err := messages(entries, extra)
+	if err != nil {
+		return err
+	}
+	req := provider.Request{Model: m.Model, System: system(a, m.Surface), Messages: msgs,
+		Limits: provider.Limits{Timeout: r.callTimeout()}}
+	if !st.asked { // after a question, the model may only finish it in text
+		req.Tools = r.tools(a)
+	}
+	r.scrubRequest(&req)
+	res, err := p.Stream(ctx, req, func(ev provider.Event) {
+		switch ev.Type {
+		case provider.EventTextDelta:
+			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "text", Text: r.scrub(ev.Text)})
+		}
+	})
+	if err != nil {
+		if rerr := r.Conversations.Release(context.WithoutCancel(ctx), m.ConversationID); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return fmt.Errorf("model step of run %s: %w", m.RunID, err)
+	}
+	body := assistantOf(res.Message)
+	if st.asked { // tools were withheld; a call anyway is dropped, not run
+		body = assistantOf(provider.Message{Parts: textOnly(res.Message.Parts)})
+	}
+	for i := range body.Parts {
+		body.Parts[i].Text = r.scrub(body.Parts[i].Text)
+		if len(body.Parts[i].Args) > 0 && r.Scrub != nil {
+			body.Parts[i].Args = r.Scrub.JSON(body.Parts[i].Args)
+		}
+	}
+	return pgx.BeginFunc(context.WithoutCancel(ctx), r.Pool, func(tx pgx.Tx) error {
+		if _, err := conversation.Append(ctx, tx, m.ConversationID, m.RunID, conversation.KindAssistant, body); err != nil {
+			return err
+		}
+		if err := conversation.Deliver(ctx, tx, m.ConversationID, m.RunID, leased); err != nil {
+			return err
+		}
+		_, err := eventlog.Append(ctx, tx, "run.step", m.ConversationID, map[string]any{
+			"run_id": m.RunID, "stop_reason": res.StopReason, "input_tokens": res.Usage.InputTokens,
+			"output_tokens": res.Usage.OutputTokens, "attempts": res.Attempts, "delivered_input": len(leased),
+		})
+		return err
+	})
+}
+
+func textOnly(parts []provider.Part) []provider.Part {
+	var out []provider.Part
+	for _, p := range parts {
+		if t, ok := p.(provider.Text); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (r *Runner) callTimeout() time.Duration {
+	if r.CallTimeout > 0 {
+		return r.CallTimeout
+	}
+	return 5 * time.Minute
+}
+
+// scrubRequest takes every stored secret out of what goes to the provider.
+func (r *Runner) scrubRequest(req *provider.Request) {
+	if r.Scrub == nil {
+		return
+	}
+	req.System = r.Scrub.String(req.System)
+	for i, msg := range req.Messages {
+		for j, part := range msg.Parts {
+			switch p := part.(type) {
+			case provider.Text:
+				p.Text = r.Scrub.String(p.Text)
+				req.Messages[i].Parts[j] = p
+			case provider.ToolResult:
+				p.Content = r.Scrub.String(p.Content)
+				req.Messages[i].Parts[j] = p
+			case provider.ToolCall:
+				if len(p.Args) > 0 {
+					p.Args = r.Scrub.JSON(p.Args)
+				}
+				req.Messages[i].Parts[j] = p
+			}
+		}
+	}
+}
+
+// stopAtBudget ends a run that used all its model steps, saying so.
+func (r *Runner) stopAtBudget(ctx context.Context, m Meta, budget int) error {
+	text := fmt.Sprintf("I stopped here: this run used all of its %d model steps. Tell me to carry on if there is more to do.", budget)
+	if err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+		_, err := conversation.Append(ctx, tx, m.ConversationID, m.RunID, conversation.KindAssistant,
+			assistantBody{Parts: []partBody{{Type: "text", Text: text}}})
+		return err
+	}); err != nil {
+		return err
+	}
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "text", Text: text})
+	return r.finish(ctx, m)
+}
+
+// answer answers the run's unanswered calls in order. It reports suspended when a call waits
+// for the owner's decision: the rest are answered after the resumption.
+func (r *Runner) answer(ctx context.Context, m Meta, a agents.Agent, st state) (suspended bool, err error) {
+	asked := st.asked
+	for _, c := range st.unanswered {
+		if asked {
+			if err := r.record(ctx, m, c, toolBody{Content: "Not run: the agent asked the owner a question, and everything after it waits for the answer.", IsError: true}); err != nil {
+				return false, err
+			}
+			continue
+		}
+		body, wait, err := r.callOnce(ctx, m, a, c)
+		if err != nil {
+			return false, err
+		}
+		if wait != "" {
+			if _, err := eventlog.Append(ctx, r.Pool, "run.suspended", m.ConversationID, map[string]any{"run_id": m.RunID, "action_id": wait}); err != nil {
+				return false, err
+			}
+			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.suspended", ActionID: wait})
+			return true, nil
+		}
+		if err := r.record(ctx, m, c, body); err != nil {
+			return false, err
+		}
+		asked = asked || body.Asked
+	}
+	return false, nil
+}
+
+// record writes one call's answer to the transcript.
+func (r *Runner) record(ctx context.Context, m Meta, c provider.ToolCall, body toolBody) error {
+	body.CallID, body.Tool = c.ID, c.Name
+	body.Content = r.scrub(body.Content)
+	err := pgx.BeginFunc(context.WithoutCancel(ctx), r.Pool, func(tx pgx.Tx) error {
+		_, err := conversation.Append(ctx, tx, m.ConversationID, m.RunID, conversation.KindTool, body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.result", Tool: c.Name, CallID: c.ID, Text: body.Content, IsError: body.IsError})
+	return nil
+}
+
+// callOnce proposes one call, unless the run proposed it before: then it is answered from
+// what became of it. wait is the action the run must wait for, if any.
+func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provider.ToolCall) (body toolBody, wait string, err error) {
+	if rec, found, err := action.ByCall(ctx, r.Pool, m.RunID, c.ID); err != nil {
+		return body, "", err
+	} else if found {
+		return answerFromAction(rec)
+	}
+	intended, err := r.intended(ctx, m.RunID, c.ID)
+	if err != nil {
+		return body, "", err
+	}
+	if intended {
+		state, dispatched, err := r.directAttempt(ctx, m.RunID, c.ID)
+		if err != nil {
+			return body, "", err
+		}
+		if dispatched {
+			// It ran (or may have) before buddi stopped, and its answer was lost: never again.
+			if state == "succeeded" {
+				return toolBody{Content: "This call ran and succeeded before buddi restarted, but its output was lost; it is not run again."}, "", nil
+			}
+			return toolBody{Content: "This call was interrupted when buddi restarted: whether it took effect is unknown, and it is not run again.", IsError: true}, "", nil
+		}
+		// Nothing was dispatched: proposing again performs nothing twice.
+	} else if _, err := eventlog.Append(ctx, r.Pool, "run.tool_intent", m.ConversationID, map[string]any{
+		"run_id": m.RunID, "call_id": c.ID, "tool": c.Name,
+	}); err != nil {
+		return body, "", err
+	}
+	args := string(c.Args)
+	if r.Scrub != nil {
+		args = string(r.Scrub.JSON(c.Args))
+	}
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.call", Tool: c.Name, CallID: c.ID, Args: args})
+	call := plugins.Call{Tool: c.Name, Args: c.Args, Agent: m.Agent, ConversationID: m.ConversationID, RunID: m.RunID,
+		CallID: c.ID, Granted: a.HasTool(c.Name)}
+	if len(call.Args) == 0 {
+		call.Args = json.RawMessage(`{}`)
+	}
+	if m.Interactive {
+		call.Owner = &plugins.OwnerRequest{Surface: m.Surface, ExpiresAt: r.now().Add(15 * time.Minute)}
+	}
+	prop, err := r.Executor.Propose(ctx, call)
+	if err != nil {
+		return body, "", err
+	}
+	switch {
+	case prop.Refusal != "":
+		return toolBody{Content: "Refused: " + prop.Refusal, IsError: true}, "", nil
+	case prop.Result != nil:
+		asked := !prop.Result.IsError && r.spec(c.Name).WaitsForOwner
+		return toolBody{Content: prop.Result.Text, IsError: prop.Result.IsError, Asked: asked}, "", nil
+	case prop.Action != nil:
+		rec := *prop.Action
+		if rec.Approval.State == action.Pending {
+			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "approval", Tool: c.Name, CallID: c.ID,
+				ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview})
+		}
+		return answerFromAction(rec)
+	}
+	return body, "", fmt.Errorf("propose %s: no outcome", c.Name)
+}
+
+// answerFromAction answers a call from its action's state, or names the action to wait for.
+func answerFromAction(rec action.Record) (toolBody, string, error) {
+	var res plugins.Result
+	if len(rec.Approval.Result) > 0 {
+		_ = json.Unmarshal(rec.Approval.Result, &res)
+	}
+	reason := rec.Approval.Reason
+	switch rec.Approval.State {
+	case action.Pending, action.Approved, action.Executing:
+		return toolBody{}, rec.ID, nil
+	case action.Succeeded:
+		return toolBody{Content: res.Text, IsError: res.IsError}, "", nil
+	case action.Failed:
+		text := res.Text
+		if text == "" {
+			text = "It failed: " + reason
+		}
+		return toolBody{Content: text, IsError: true}, "", nil
+	case action.Rejected:
+		text := "The owner declined this; it was not done."
+		if reason != "" {
+			text += " Their reason: " + reason
+		}
+		return toolBody{Content: text, IsError: true}, "", nil
+	case action.Expired:
+		return toolBody{Content: "No decision came before the approval expired; it was not done.", IsError: true}, "", nil
+	case action.Refused:
+		return toolBody{Content: "Refused before it ran, so nothing happened: " + reason, IsError: true}, "", nil
+	case action.Unknown:
+		return toolBody{Content: "Whether this took effect is unknown (" + reason + "); the owner will review it, and it is not run again.", IsError: true}, "", nil
+	}
+	return toolBody{Content: "The action ended in state " + string(rec.Approval.State) + ".", IsError: true}, "", nil
+}
+
+func (r *Runner) intended(ctx context.Context, runID, callID string) (bool, error) {
+	var ok bool
+	err := r.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE payload ? 'run_id' AND payload->>'run_id' = $1
+		AND kind = 'run.tool_intent' AND payload->>'call_id' = $2)`, runID, callID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("read the intents of run %s: %w", runID, err)
+	}
+	return ok, nil
+}
+
+func (r *Runner) directAttempt(ctx context.Context, runID, callID string) (state string, found bool, err error) {
+	err = r.Pool.QueryRow(ctx, `SELECT state FROM core.effect_attempts WHERE run_id = $1 AND call_id = $2 ORDER BY id DESC LIMIT 1`,
+		runID, callID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read the ledger of run %s: %w", runID, err)
+	}
+	return state, true, nil
+}
+
+// finish ends the run: input no step took becomes the next turn (its run enqueued).
+func (r *Runner) finish(ctx context.Context, m Meta) error {
+	wctx := context.WithoutCancel(ctx)
+	next, err := r.Conversations.Finish(wctx, m.ConversationID, m.RunID, r.StartNext(m))
+	if err != nil {
+		return err
+	}
+	if _, err := eventlog.Append(wctx, r.Pool, "run.finished", m.ConversationID, map[string]any{"run_id": m.RunID, "next_run": next}); err != nil {
+		return err
+	}
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.finished"})
+	if next != "" {
+		r.publish(live.Event{ConversationID: m.ConversationID, RunID: next, Type: "owner.joined"})
+	}
+	return nil
+}
+
+// StartNext enqueues the run that takes the input promoted after m.
+func (r *Runner) StartNext(m Meta) conversation.StartRun {
+	return func(ctx context.Context, tx pgx.Tx, conv conversation.Conversation, runID string) error {
+		return Enqueue(ctx, tx, r.Insert, StartArgs{RunID: runID, ConversationID: conv.ID, Agent: conv.Agent, Surface: m.Surface, Interactive: m.Interactive})
+	}
+}
+
+// Close closes a failed turn as the seed says: the dangling calls are answered, a marker says
+// the turn was not answered, the cause chain goes to the log, the owner gets one sentence,
+// and a retry is offered only when honest (not for a permanent failure, not after a call).
+// Input waiting for the run becomes the next turn.
+func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
+	wctx := context.WithoutCancel(ctx)
+	class := Classify(cause)
+	sentence := Sentence(cause)
+	r.log().Error("a turn failed", "run", m.RunID, "conversation", m.ConversationID, "agent", m.Agent, "class", class.String(), "causes", chain(cause))
+	var retry bool
+	err := pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
+		entries, err := conversation.Transcript(wctx, tx, m.ConversationID)
+		if err != nil {
+			return err
+		}
+		st, err := analyse(entries, m.RunID)
+		if err != nil {
+			return err
+		}
+		for _, c := range st.unanswered {
+			if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindTool,
+				toolBody{CallID: c.ID, Tool: c.Name, Content: "Not answered: the turn failed before this call was run.", IsError: true}); err != nil {
+				return err
+			}
+		}
+		if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindMarker,
+			textBody{Text: "the turn above failed and the owner's message was not answered"}); err != nil {
+			return err
+		}
+		retry = class != provider.Permanent && !st.calledTool
+		_, err = eventlog.Append(wctx, tx, "run.failed", m.ConversationID, map[string]any{
+			"run_id": m.RunID, "class": class.String(), "sentence": sentence, "retry": retry,
+			"cause": r.scrub(firstLine(cause.Error())),
+		})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.failed", Text: sentence, Retry: retry})
+	_, err = r.Conversations.Finish(wctx, m.ConversationID, m.RunID, r.StartNext(m))
+	return err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func liveResumed(m Meta, actionID string) live.Event {
+	return live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.resumed", ActionID: actionID}
+}
