@@ -36,6 +36,7 @@ func (askTool) Spec() plugins.Spec {
 			"after it: finish your message with the question, and the owner's next message is the answer.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["question"],
 			"properties":{"question":{"type":"string","minLength":1,"maxLength":2000,"description":"The question, as the owner will read it."}}}`),
+		Effects:       []plugins.Effect{plugins.EffectStateWrite}, // core.questions
 		Tier:          plugins.TierAuto,
 		Timeout:       10 * time.Second,
 		WaitsForOwner: true,

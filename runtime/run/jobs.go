@@ -144,7 +144,9 @@ func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeA
 }
 
 // NextRetry is the time settle chose for the failed attempt.
-func (w *ResumeWorker) NextRetry(job *river.Job[executor.ResumeArgs]) time.Time { return w.next.take(job.ID) }
+func (w *ResumeWorker) NextRetry(job *river.Job[executor.ResumeArgs]) time.Time {
+	return w.next.take(job.ID)
+}
 
 // settle decides what a failed attempt becomes: a retry at a time inside the run's horizon,
 // or a closed turn. A cancelled job context (the lease was lost, buddi is stopping) is
@@ -161,6 +163,10 @@ func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err 
 	h := HorizonFor(m.Interactive, class)
 	at, why := h.Next(job.Attempt, job.CreatedAt, r.now(), class, retryAt)
 	if why == "" {
+		if r.Delay != nil {
+			now := r.now()
+			at = now.Add(r.Delay(at.Sub(now)))
+		}
 		r.log().Warn("a run attempt failed; it is tried again", "run", m.RunID, "attempt", job.Attempt, "class", class.String(), "at", at, "err", err)
 		next.put(job.ID, at)
 		return err

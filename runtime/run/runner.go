@@ -57,6 +57,8 @@ type Runner struct {
 	DefaultTurnBudget int
 	// CallTimeout bounds one model call, its retries included. Default 5 minutes.
 	CallTimeout time.Duration
+	// Delay, when set, maps the wait before a retried attempt (tests shorten it).
+	Delay func(time.Duration) time.Duration
 }
 
 // Meta is what a run pinned when it started, read back from its run.started event.
@@ -308,14 +310,16 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 			body.Parts[i].Args = r.Scrub.JSON(body.Parts[i].Args)
 		}
 	}
-	return pgx.BeginFunc(context.WithoutCancel(ctx), r.Pool, func(tx pgx.Tx) error {
-		if _, err := conversation.Append(ctx, tx, m.ConversationID, m.RunID, conversation.KindAssistant, body); err != nil {
+	wctx := context.WithoutCancel(ctx) // the step happened: what it said is kept
+	return pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
+		// The input the step saw goes first: it was part of what the model answered.
+		if err := conversation.Deliver(wctx, tx, m.ConversationID, m.RunID, leased); err != nil {
 			return err
 		}
-		if err := conversation.Deliver(ctx, tx, m.ConversationID, m.RunID, leased); err != nil {
+		if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindAssistant, body); err != nil {
 			return err
 		}
-		_, err := eventlog.Append(ctx, tx, "run.step", m.ConversationID, map[string]any{
+		_, err := eventlog.Append(wctx, tx, "run.step", m.ConversationID, map[string]any{
 			"run_id": m.RunID, "stop_reason": res.StopReason, "input_tokens": res.Usage.InputTokens,
 			"output_tokens": res.Usage.OutputTokens, "attempts": res.Attempts, "delivered_input": len(leased),
 		})
@@ -413,8 +417,9 @@ func (r *Runner) answer(ctx context.Context, m Meta, a agents.Agent, st state) (
 func (r *Runner) record(ctx context.Context, m Meta, c provider.ToolCall, body toolBody) error {
 	body.CallID, body.Tool = c.ID, c.Name
 	body.Content = r.scrub(body.Content)
-	err := pgx.BeginFunc(context.WithoutCancel(ctx), r.Pool, func(tx pgx.Tx) error {
-		_, err := conversation.Append(ctx, tx, m.ConversationID, m.RunID, conversation.KindTool, body)
+	wctx := context.WithoutCancel(ctx)
+	err := pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
+		_, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindTool, body)
 		return err
 	})
 	if err != nil {

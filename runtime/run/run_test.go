@@ -1,0 +1,269 @@
+package run_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"buddi/core/action"
+	"buddi/core/conversation"
+	"buddi/core/executor"
+	"buddi/internal/pgtest"
+	"buddi/runtime/provider"
+	pt "buddi/runtime/providertest"
+	"buddi/runtime/run"
+)
+
+// A full turn on each wire: the model calls a gated tool, the run suspends holding nothing,
+// the owner approves, the effect happens once, and the resumed run answers with its result.
+// Input the owner sends meanwhile joins the run as "The owner adds".
+func TestFullTurnWithApproval(t *testing.T) {
+	for _, w := range []provider.Wire{provider.WireAnthropic, provider.WireOpenAI} {
+		t.Run(string(w), func(t *testing.T) {
+			h := newHarness(t, w)
+			h.model.Script(
+				pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.note"), Args: `{"text":"milk"}`}),
+				pt.Text("Noted ", "milk."),
+			)
+			sent := h.send("note milk please")
+			h.await("run.suspended", sent.RunID)
+			started := h.await("run.started", sent.RunID)
+			var meta run.Meta
+			if err := json.Unmarshal(started.Payload, &meta); err != nil {
+				t.Fatal(err)
+			}
+			if meta.Account != "scripted" || meta.Model != "model-one" {
+				t.Fatalf("run.started pinned %q/%q, want scripted/model-one", meta.Account, meta.Model)
+			}
+			if h.gated.runs.Load() != 0 {
+				t.Fatal("the gated tool ran before the owner decided")
+			}
+			// The owner writes while the run waits: it joins the run.
+			joined := h.send("and eggs")
+			if !joined.Joined || joined.RunID != sent.RunID {
+				t.Fatalf("the message did not join the waiting run: %+v", joined)
+			}
+			rec := h.pendingAction(sent.RunID)
+			if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
+				t.Fatal(err)
+			}
+			h.await("run.finished", sent.RunID)
+			if n := h.gated.runs.Load(); n != 1 {
+				t.Fatalf("the effect ran %d times, want 1", n)
+			}
+			served := h.model.Served()
+			if len(served) != 2 {
+				t.Fatalf("%d model requests, want 2", len(served))
+			}
+			second := string(served[1].Body)
+			if !strings.Contains(second, "noted (1)") || !strings.Contains(second, "The owner adds: and eggs") {
+				t.Fatalf("the resumed step did not carry the result and the joined input:\n%s", second)
+			}
+			es := h.transcript(sent.Conversation.ID)
+			last := es[len(es)-1]
+			if last.Kind != conversation.KindAssistant || !strings.Contains(string(last.Body), "Noted milk.") {
+				t.Fatalf("the transcript ends with %s %s", last.Kind, last.Body)
+			}
+			conv, err := h.convs.Get(context.Background(), sent.Conversation.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if conv.ActiveRun != "" {
+				t.Fatalf("the conversation still has a run in flight: %s", conv.ActiveRun)
+			}
+		})
+	}
+}
+
+// The lease is lost in the middle of a run, after an effect succeeded: the run is worked
+// again by a new client and finishes, and the effect happened exactly once.
+func TestRescueAfterEffectRunsItOnce(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(
+		pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.count"), Args: `{}`}),
+		pt.Reply{Stall: true}, // the step after the effect hangs until the lease is lost
+		pt.Text("Counted."),
+	)
+	sent := h.send("count once")
+	pgtest.Eventually(t, "the effect and the stalled step", func() bool {
+		return h.auto.runs.Load() == 1 && len(h.model.Requests()) == 2
+	})
+	h.stopQueue() // the lease is cancelled mid-step
+	if len(h.events("run.finished", sent.RunID)) != 0 {
+		t.Fatal("the run finished although its step was cut off")
+	}
+	h.startQueue()
+	h.await("run.finished", sent.RunID)
+	if n := h.auto.runs.Load(); n != 1 {
+		t.Fatalf("the effect ran %d times, want exactly 1", n)
+	}
+	last := h.transcript(sent.Conversation.ID)
+	if !strings.Contains(string(last[len(last)-1].Body), "Counted.") {
+		t.Fatalf("the run did not finish its answer: %s", last[len(last)-1].Body)
+	}
+}
+
+// A 429 with Retry-After: the call waits as told and goes through.
+func TestRateLimitedThenServed(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Error(429, "retry-after", "1"), pt.Text("Here now."))
+	sent := h.send("hello")
+	step := h.await("run.step", sent.RunID)
+	var p struct{ Attempts int }
+	if err := json.Unmarshal(step.Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Attempts != 2 {
+		t.Fatalf("the step took %d attempts, want 2 (the 429, then the retry)", p.Attempts)
+	}
+	h.await("run.finished", sent.RunID)
+}
+
+// A provider that drops the connection mid-stream: the attempt fails, what it streamed is not
+// kept, and the next attempt answers the turn once.
+func TestDroppedStreamIsRetried(t *testing.T) {
+	h := newHarness(t, provider.WireOpenAI)
+	h.model.Script(pt.Reply{Text: []string{"Half ", "an ", "answer"}, DropAfter: 1}, pt.Text("A whole answer."))
+	sent := h.send("hello")
+	h.await("run.finished", sent.RunID)
+	var assistant []string
+	for _, e := range h.transcript(sent.Conversation.ID) {
+		if e.Kind == conversation.KindAssistant {
+			assistant = append(assistant, string(e.Body))
+		}
+	}
+	if len(assistant) != 1 || !strings.Contains(assistant[0], "A whole answer.") {
+		t.Fatalf("assistant entries %q, want only the whole answer", assistant)
+	}
+}
+
+// A permanent failure closes the turn: dangling calls answered, a marker, one sentence, no
+// retry offered, and the conversation free for the next message.
+func TestPermanentFailureClosesTheTurn(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(
+		pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.count"), Args: `{}`}),
+		pt.Error(401),
+	)
+	sent := h.send("count")
+	failed := h.await("run.failed", sent.RunID)
+	var p struct {
+		Class    string
+		Sentence string
+		Retry    bool
+	}
+	if err := json.Unmarshal(failed.Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Class != "permanent" || p.Retry || !strings.Contains(p.Sentence, "refused this account's key") {
+		t.Fatalf("run.failed %+v", p)
+	}
+	es := h.transcript(sent.Conversation.ID)
+	if es[len(es)-1].Kind != conversation.KindMarker {
+		t.Fatalf("the transcript ends with %s, want a marker", es[len(es)-1].Kind)
+	}
+	conv, _ := h.convs.Get(context.Background(), sent.Conversation.ID)
+	if conv.ActiveRun != "" {
+		t.Fatal("the failed run is still the conversation's run in flight")
+	}
+	// The next message starts a new run whose request replays cleanly past the marker.
+	h.model.Script(pt.Text("Back."))
+	next := h.send("again")
+	h.await("run.finished", next.RunID)
+	if !strings.Contains(string(h.model.Served()[len(h.model.Served())-1].Body), "was not answered") {
+		t.Fatal("the next request does not carry the marker")
+	}
+}
+
+// A disabled account stops the next call, with a sentence that says how to fix it.
+func TestDisabledAccountStopsTheNextCall(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	if err := h.accounts.SetEnabled(context.Background(), "scripted", false); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.send("hello")
+	failed := h.await("run.failed", sent.RunID)
+	if !strings.Contains(string(failed.Payload), "buddi accounts enable scripted") {
+		t.Fatalf("run.failed %s", failed.Payload)
+	}
+	if len(h.model.Requests()) != 0 {
+		t.Fatal("a request reached the provider on a disabled account")
+	}
+}
+
+// A secret planted in a tool result never reaches the provider, the transcript or the log.
+func TestPlantedSecretNeverLeaves(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.peek"), Args: `{}`}), pt.Text("The port is 5432."))
+	sent := h.send("what is in the config?")
+	h.await("run.finished", sent.RunID)
+	second := string(h.model.Served()[1].Body)
+	if strings.Contains(second, planted) {
+		t.Fatal("the secret reached the provider")
+	}
+	if !strings.Contains(second, "‹secret:PLANTED›") && !strings.Contains(second, `\u2039secret:PLANTED\u203a`) {
+		t.Fatalf("the provider request has no redaction mark:\n%s", second)
+	}
+	for _, e := range h.transcript(sent.Conversation.ID) {
+		if strings.Contains(string(e.Body), planted) {
+			t.Fatal("the secret is in the transcript")
+		}
+	}
+	if strings.Contains(h.logs.String(), planted) {
+		t.Fatal("the secret is in the log")
+	}
+}
+
+// conversation.ask stops the rest of the batch, and the model then finishes without tools.
+func TestAskStopsTheRestOfTheBatch(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(
+		pt.Tools(
+			pt.ToolCall{ID: "call_1", Name: wire("conversation.ask"), Args: `{"question":"Which list?"}`},
+			pt.ToolCall{ID: "call_2", Name: wire("test.count"), Args: `{}`},
+		),
+		pt.Text("Which list should it go on?"),
+	)
+	sent := h.send("add it")
+	h.await("run.finished", sent.RunID)
+	if h.auto.runs.Load() != 0 {
+		t.Fatal("a call after the question ran")
+	}
+	second := h.model.Served()[1].JSON()
+	if _, has := second["tools"]; has {
+		t.Fatal("tools were offered after the question")
+	}
+	held, err := h.convs.HeldQuestions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held["tester"] != 1 {
+		t.Fatalf("held questions %v, want one for tester", held)
+	}
+	h.model.Script(pt.Text("Done."))
+	answer := h.send("the shopping list")
+	h.await("run.finished", answer.RunID)
+	if held, _ := h.convs.HeldQuestions(context.Background()); held["tester"] != 0 {
+		t.Fatal("the answer did not release the question")
+	}
+}
+
+// A rejected action resumes the run with the refusal as the call's answer.
+func TestRejectionResumesTheRun(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.note"), Args: `{}`}), pt.Text("Understood."))
+	sent := h.send("note it")
+	h.await("run.suspended", sent.RunID)
+	rec := h.pendingAction(sent.RunID)
+	if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, action.Decision{ActionID: rec.ID, Approve: false, Surface: "terminal", Reason: "not now"}); err != nil {
+		t.Fatal(err)
+	}
+	h.await("run.finished", sent.RunID)
+	if h.gated.runs.Load() != 0 {
+		t.Fatal("a rejected action ran")
+	}
+	if !strings.Contains(string(h.model.Served()[1].Body), "The owner declined this") {
+		t.Fatal("the model was not told the owner declined")
+	}
+}
