@@ -38,17 +38,18 @@ func TestShippedExamplesLoad(t *testing.T) {
 					t.Errorf("ForRole(%q): got %q, %v", role, a.ID, err)
 				}
 			}
-			if len(d.Tools) != 0 {
-				t.Errorf("the concierge's grant should be empty, got %v", d.Tools)
+			if !reflect.DeepEqual(d.Tools, []string{"conversation.ask"}) {
+				t.Errorf("the concierge's grant should be the question tool alone, got %v", d.Tools)
 			}
 			dev, ok := c.ByHandle("@dev")
 			if !ok {
 				t.Fatal("no @dev")
 			}
-			want := []string{"workspace", "read", "list", "search", "write", "edit", "run", "start", "output", "stop", "git", "screenshot", "preview", "summarise"}
+			want := []string{"workspace", "read", "list", "search", "write", "edit", "run", "start", "output", "stop", "git", "summarise"}
 			for i := range want {
 				want[i] = "developer." + want[i]
 			}
+			want = append(want, "conversation.ask")
 			if !reflect.DeepEqual(dev.Tools, want) {
 				t.Errorf("@dev's grant: got %v, want %v", dev.Tools, want)
 			}

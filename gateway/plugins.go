@@ -10,6 +10,7 @@ import (
 	"buddi/migrations"
 	"buddi/plugins"
 	"buddi/plugins/developer"
+	"buddi/runtime/run"
 	"buddi/supervisor"
 )
 
@@ -20,6 +21,7 @@ import (
 func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
 	return []plugins.Manifest{
 		developer.Manifest(developer.Deps{Pool: pool, DataDir: home, Processes: processes}),
+		run.Manifest(pool),
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"buddi/actors"
 	"buddi/config"
+	"buddi/core/conversation"
 	"buddi/core/eventlog"
 	"buddi/core/executor"
 	"buddi/core/redact"
@@ -29,6 +30,9 @@ import (
 	"buddi/migrations"
 	"buddi/plugins/developer"
 	"buddi/queue"
+	"buddi/runtime/account"
+	"buddi/runtime/live"
+	"buddi/runtime/run"
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
 	"buddi/version"
@@ -124,12 +128,28 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	exec := executor.New(src.Pool, reg, insert, log)
 	exec.Policy = ownerPolicy(cfg.Home, developer.NewStore(src.Pool, nil))
 	exec.Scrub = scrub
+	// The runtime: conversations, the run loop, and the live hub the surfaces watch.
+	hub := live.NewHub()
+	convs := conversation.NewStore(src.Pool)
+	hosts := &conversationHost{}
+	catalog := catalogLoader(cfg.Home, reg)
+	if _, err := catalog(); err != nil {
+		log.Warn("the agents do not load; runs fail until they do", "err", err)
+	}
+	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
+		Accounts: account.NewStore(src.Pool), Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log}
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
-		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool}); err != nil {
+		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool, Insert: insert}); err != nil {
+			return err
+		}
+		if err := river.AddWorkerSafely(w, &run.StartWorker{Runner: runner}); err != nil {
+			return err
+		}
+		if err := river.AddWorkerSafely(w, &run.ResumeWorker{Runner: runner}); err != nil {
 			return err
 		}
 		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically()}})
+	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically()}, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
 	}
@@ -154,7 +174,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Queue: supervisor.Queue(q, qstate),
 		Dashboard: dashboard.Actor(sys, listener, func() *dashboard.Server {
 			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
-				Addr: h.listener})
+				Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: catalog, Live: hub,
+					Start: func(surface string) conversation.StartRun {
+						return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
+					}}})
 		}),
 	}
 	if src.Cluster != nil {
@@ -172,6 +195,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return buildErr
 	}
 	procs.h.Store(supervisor.NewProcessHost(sys, tree))
+	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
 	readyCtx, cancelReady := context.WithTimeout(ctx, time.Minute)
 	err = tree.AwaitQueue(readyCtx, sys)
 	cancelReady()

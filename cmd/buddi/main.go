@@ -26,6 +26,8 @@ type cli struct {
 	Serve       serveCmd       `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
 	DB          dbCmd          `cmd:"" name:"db" help:"Inspect and migrate the database."`
 	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
+	Chat        chatCmd        `cmd:"" help:"Talk with an agent in the terminal, through the running buddi."`
+	Ask         askCmd         `cmd:"" help:"Ask an agent one thing and print the reply."`
 	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math/big"
@@ -68,15 +69,17 @@ type Server struct {
 	// URL+"/v1/messages", Chat Completions at URL+"/v1/chat/completions".
 	URL string
 
-	t     testing.TB
-	srv   *httptest.Server
-	pool  *x509.CertPool
-	addr  string
-	done  chan struct{}
-	mu    sync.Mutex
-	queue []Reply
-	reqs  []Recorded
-	seq   int
+	t    testing.TB
+	srv  *httptest.Server
+	pool *x509.CertPool
+	// certDER is the server's self-signed certificate.
+	certDER []byte
+	addr    string
+	done    chan struct{}
+	mu      sync.Mutex
+	queue   []Reply
+	reqs    []Recorded
+	seq     int
 }
 
 // New starts a server on loopback over TLS, and stops it when the test ends. At the end it
@@ -84,7 +87,7 @@ type Server struct {
 func New(t testing.TB) *Server {
 	t.Helper()
 	cert, pool := selfSigned(t)
-	s := &Server{t: t, pool: pool, done: make(chan struct{})}
+	s := &Server{t: t, pool: pool, done: make(chan struct{}), certDER: cert.Certificate[0]}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
 	s.srv.StartTLS()
@@ -105,6 +108,12 @@ func New(t testing.TB) *Server {
 		}
 	})
 	return s
+}
+
+// CAPEM is the server's certificate in PEM: a process started with SSL_CERT_FILE naming a
+// file holding it trusts the server through the system roots, as buddi serve does.
+func (s *Server) CAPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.certDER})
 }
 
 // OpenAIBaseURL is the base URL to give a Chat Completions adapter for a compatible

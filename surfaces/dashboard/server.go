@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
 	"time"
 
@@ -52,6 +53,8 @@ type Deps struct {
 	Addr string
 	// Log receives what the server logs, tagged service=dashboard. Default: discard.
 	Log *slog.Logger
+	// Chat serves the agents and conversations; nil leaves those routes out.
+	Chat *Chat
 }
 
 // Server serves the dashboard's routes on one listener.
@@ -59,6 +62,12 @@ type Server struct {
 	http *http.Server
 	deps Deps
 	log  *slog.Logger
+	// closing is closed by Shutdown: websockets (hijacked, so the server no longer tracks
+	// them) end on it.
+	closing chan struct{}
+	mu      sync.Mutex // guards closed and the sockets' Add against Shutdown's Wait
+	closed  bool
+	sockets sync.WaitGroup
 }
 
 // NewServer builds the routes.
@@ -66,7 +75,7 @@ func NewServer(deps Deps) *Server {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{deps: deps, log: deps.Log.With("service", "dashboard")}
+	s := &Server{deps: deps, log: deps.Log.With("service", "dashboard"), closing: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", s.health)
 	mux.HandleFunc("GET /api/approvals", s.listApprovals)
@@ -75,6 +84,13 @@ func NewServer(deps Deps) *Server {
 	mux.Handle("POST /api/approvals/{id}/reject", guardWrite(s.decideApproval(false)))
 	mux.HandleFunc("GET /api/permissions", s.listPermissions)
 	mux.Handle("POST /api/permissions/{id}/revoke", guardWrite(http.HandlerFunc(s.revokePermission)))
+	if deps.Chat != nil {
+		mux.HandleFunc("GET /api/agents", s.listAgents)
+		mux.HandleFunc("GET /api/conversations", s.listConversations)
+		mux.HandleFunc("GET /api/conversations/{id}", s.getConversation)
+		mux.HandleFunc("GET /api/conversations/{id}/live", s.liveConversation)
+		mux.Handle("POST /api/messages", guardWrite(http.HandlerFunc(s.sendMessage)))
+	}
 	s.http = &http.Server{
 		Handler:           loopbackOnly(deps.Addr, mux),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -104,6 +120,13 @@ func (s *Server) Serve(l net.Listener) error {
 // Shutdown stops taking connections and waits for open requests until ctx ends, then closes
 // what is left.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
+	s.mu.Unlock()
+	defer s.sockets.Wait()
 	if err := s.http.Shutdown(ctx); err != nil {
 		_ = s.http.Close()
 		return fmt.Errorf("dashboard shutdown: %w", err)

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	pt "buddi/runtime/providertest"
+	"buddi/runtime/provider"
+)
+
+// scriptedServe starts buddi serve with an account on the scripted model server (trusted
+// through SSL_CERT_FILE) assigned to @dev.
+func scriptedServe(t *testing.T) (*pt.Server, *served, []string) {
+	t.Helper()
+	model := pt.New(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, model.CAPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home, port, vars := env(t, "BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE=", "SSL_CERT_FILE="+ca)
+	if code, out, errOut := runWithInput(t, vars, pt.APIKey+"\n", "vault", "set", "MODEL_KEY"); code != 0 {
+		t.Fatalf("vault set: %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, 2*time.Minute, "db", "migrate"); code != 0 {
+		t.Fatalf("db migrate: %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "accounts", "add", "scripted", "--wire", "anthropic", "--base-url", model.URL, "--secret", "MODEL_KEY"); code != 0 {
+		t.Fatalf("accounts add: %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "agents", "set", "@dev", "--account", "scripted", "--model", "model-one"); code != 0 {
+		t.Fatalf("agents set: %d %s%s", code, out, errOut)
+	}
+	s := startServe(t, home, port, vars)
+	s.health()
+	return model, s, vars
+}
+
+// buddi ask through a running buddi: the reply streams, the tool call is echoed, the
+// approval card is answered in place with "a", and the resumed run answers with the result.
+func TestAskAnswersAnApprovalInPlace(t *testing.T) {
+	model, s, vars := scriptedServe(t)
+	dir := t.TempDir()
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_1", Name: provider.WireToolName("developer.workspace"), Args: `{"directory":"` + dir + `"}`}),
+		pt.Text("Your workspace ", "is set."),
+	)
+	code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "work in my project")
+	if code != 0 {
+		t.Fatalf("ask: exit %d\n%s\n%s\n%s", code, out, errOut, s.log.String())
+	}
+	if !strings.Contains(out, "Your workspace is set.") {
+		t.Fatalf("the reply did not stream to stdout:\n%s", out)
+	}
+	if !strings.Contains(errOut, "→ developer.workspace") || !strings.Contains(errOut, "approval needed") {
+		t.Fatalf("the tool call and its card were not shown:\n%s", errOut)
+	}
+	if !strings.Contains(string(model.Served()[1].Body), dir) {
+		t.Fatal("the resumed step did not carry the tool's result")
+	}
+	// The workspace is the approved one.
+	code, out, _ = runBuddi(t, vars, time.Minute, "developer", "workspace", "show", "--json")
+	if code != 0 || !strings.Contains(out, dir) {
+		t.Fatalf("developer workspace: %d %s", code, out)
+	}
+}
+
+// buddi ask --json reports the turn; a failure prints the owner's sentence and exits 1.
+func TestAskJSONAndFailure(t *testing.T) {
+	model, _, vars := scriptedServe(t)
+	model.Script(pt.Text("Hello there."))
+	code, out, errOut := runBuddi(t, vars, time.Minute, "ask", "--agent", "@dev", "--json", "hi")
+	if code != 0 {
+		t.Fatalf("ask --json: exit %d\n%s%s", code, out, errOut)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if raw["status"] != "finished" || raw["text"] != "Hello there." || raw["conversation_id"] == "" {
+		t.Fatalf("ask --json: %v", raw)
+	}
+	model.Script(pt.Error(401))
+	code, _, errOut = runBuddi(t, vars, time.Minute, "ask", "--agent", "@dev", "again")
+	if code != 1 || !strings.Contains(errOut, "refused this account's key") {
+		t.Fatalf("a refused key: exit %d\n%s", code, errOut)
+	}
+}
+
+// Without a running buddi, chat and ask say to start it, exit 3.
+func TestAskWithoutServer(t *testing.T) {
+	t.Parallel()
+	_, _, vars := env(t)
+	code, _, errOut := runBuddi(t, vars, time.Minute, "ask", "hi")
+	if code != 3 || !strings.Contains(errOut, "buddi serve") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

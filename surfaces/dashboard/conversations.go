@@ -1,0 +1,236 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"buddi/agents"
+	"buddi/core/conversation"
+	"buddi/runtime/live"
+)
+
+// Chat is what the conversation routes need: the store, the runs' job, the agents and the
+// live hub. Nil leaves the routes out.
+type Chat struct {
+	Conversations *conversation.Store
+	// Start returns the function that enqueues the run answering a message sent on surface.
+	Start func(surface string) conversation.StartRun
+	// Catalog loads the agents.
+	Catalog func() (*agents.Catalog, error)
+	// Live carries the runs' events.
+	Live *live.Hub
+}
+
+type agentJSON struct {
+	ID      string   `json:"id"`
+	Handle  string   `json:"handle"`
+	Name    string   `json:"name"`
+	Default bool     `json:"default"`
+	Roles   []string `json:"roles"`
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	cat, err := s.deps.Chat.Catalog()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the agents could not be loaded: "+err.Error())
+		return
+	}
+	out := []agentJSON{}
+	for _, a := range cat.All() {
+		out = append(out, agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+type sendBody struct {
+	Agent          string `json:"agent"`           // handle or id; empty: the default agent
+	ConversationID string `json:"conversation_id"` // empty: the agent's current conversation
+	Resume         bool   `json:"resume"`          // the owner asked for this conversation by id
+	Surface        string `json:"surface"`         // terminal or dashboard (default)
+	Text           string `json:"text"`
+}
+
+// sendMessage records the owner's message and enqueues the run that answers it.
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
+	var b sendBody
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		writeError(w, http.StatusBadRequest, "the body is not a message: send {\"text\": \"…\"} ("+err.Error()+")")
+		return
+	}
+	switch b.Surface {
+	case "":
+		b.Surface = "dashboard"
+	case "terminal", "dashboard":
+	default:
+		writeError(w, http.StatusBadRequest, "surface must be terminal or dashboard")
+		return
+	}
+	cat, err := s.deps.Chat.Catalog()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the agents could not be loaded: "+err.Error())
+		return
+	}
+	var a agents.Agent
+	var ok bool
+	switch {
+	case b.Agent == "" && b.ConversationID != "":
+		conv, err := s.deps.Chat.Conversations.Get(r.Context(), b.ConversationID)
+		if err != nil {
+			s.failConversation(w, err)
+			return
+		}
+		a, ok = cat.ByID(conv.Agent)
+	case b.Agent == "":
+		a, err = cat.Default()
+		ok = err == nil
+	default:
+		if a, ok = cat.ByHandle(b.Agent); !ok {
+			a, ok = cat.ByID(strings.TrimPrefix(b.Agent, "@"))
+		}
+	}
+	if !ok {
+		writeError(w, http.StatusNotFound, "no agent "+b.Agent+": `buddi agents list` shows who there is")
+		return
+	}
+	sent, err := s.deps.Chat.Conversations.Send(r.Context(), conversation.Message{
+		ConversationID: b.ConversationID, Resume: b.Resume, Agent: a.ID, Surface: b.Surface, Text: b.Text, Rollover: a.Rollover(),
+	}, s.deps.Chat.Start(b.Surface))
+	if err != nil {
+		s.failConversation(w, err)
+		return
+	}
+	if sent.Joined && s.deps.Chat.Live != nil {
+		s.deps.Chat.Live.Publish(live.Event{ConversationID: sent.Conversation.ID, RunID: sent.RunID, Type: "owner.joined", Text: b.Text})
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"conversation": sent.Conversation, "run_id": sent.RunID, "joined": sent.Joined,
+		"ended": sent.Ended, "agent": agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles}})
+}
+
+func (s *Server) failConversation(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, conversation.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no such conversation: `buddi chat --last` resumes the latest")
+	case errors.Is(err, conversation.ErrEmptyMessage), errors.Is(err, conversation.ErrOtherAgent):
+		writeError(w, http.StatusBadRequest, err.Error())
+	default:
+		s.log.Error("conversation", "err", err)
+		writeError(w, http.StatusInternalServerError, "the message could not be stored; nothing was sent")
+	}
+}
+
+func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	agent := r.URL.Query().Get("agent")
+	if agent != "" {
+		if cat, err := s.deps.Chat.Catalog(); err == nil {
+			if a, ok := cat.ByHandle(agent); ok {
+				agent = a.ID
+			}
+		}
+	}
+	convs, err := s.deps.Chat.Conversations.List(r.Context(), agent, limit)
+	if err != nil {
+		s.failConversation(w, err)
+		return
+	}
+	if convs == nil {
+		convs = []conversation.Conversation{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": convs})
+}
+
+func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
+	conv, err := s.deps.Chat.Conversations.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.failConversation(w, err)
+		return
+	}
+	entries, err := s.deps.Chat.Conversations.Transcript(r.Context(), conv.ID)
+	if err != nil {
+		s.failConversation(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversation": conv, "transcript": entries})
+}
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize: 4096, WriteBufferSize: 16384,
+	// Same origin only: a page elsewhere cannot watch a conversation. A client that sends
+	// no Origin (the terminal) is not a browser page.
+	CheckOrigin: func(r *http.Request) bool {
+		o := r.Header.Get("Origin")
+		if o == "" {
+			return true
+		}
+		return strings.TrimPrefix(strings.TrimPrefix(o, "http://"), "https://") == r.Host
+	},
+}
+
+// liveConversation streams a conversation's events over a websocket: those of ?run= onward
+// that are still buffered, then live ones, as JSON text messages.
+func (s *Server) liveConversation(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.deps.Chat.Conversations.Get(r.Context(), id); err != nil {
+		s.failConversation(w, err)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "buddi is stopping")
+		return
+	}
+	s.sockets.Add(1)
+	s.mu.Unlock()
+	defer s.sockets.Done()
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	defer conn.Close()
+	sub := s.deps.Chat.Live.Subscribe(id, r.URL.Query().Get("run"))
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() { // reads only to notice the close
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	ping := time.NewTicker(30 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "buddi is stopping"), time.Now().Add(time.Second))
+			return
+		case <-ping.C:
+			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(5*time.Second)); err != nil {
+				return
+			}
+		case ev, ok := <-sub.C:
+			if !ok {
+				_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "too slow"), time.Now().Add(time.Second))
+				return
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := conn.WriteJSON(ev); err != nil {
+				return
+			}
+		}
+	}
+}
