@@ -89,9 +89,10 @@ type sentJSON struct {
 	} `json:"agent"`
 }
 
-func (c *chatClient) send(agent, conv string, resume bool, text string) (sentJSON, error) {
+func (c *chatClient) send(agent, conv string, resume, fresh bool, text string) (sentJSON, error) {
 	var s sentJSON
-	err := c.do("POST", "/api/messages", map[string]any{"agent": agent, "conversation_id": conv, "resume": resume, "surface": "terminal", "text": text}, &s)
+	err := c.do("POST", "/api/messages", map[string]any{"agent": agent, "conversation_id": conv, "resume": resume, "new": fresh,
+		"surface": "terminal", "text": text}, &s)
 	return s, err
 }
 
@@ -231,7 +232,7 @@ func (c askCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	sent, err := cl.send(c.Agent, "", false, c.Text)
+	sent, err := cl.send(c.Agent, "", false, false, c.Text)
 	if err != nil {
 		return err
 	}
@@ -301,7 +302,7 @@ func (c chatCmd) Run(env *runEnv) error {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
 	var last string
-	agent := c.Agent
+	agent, fresh := c.Agent, false
 	for {
 		fmt.Fprint(env.stderr, "> ")
 		if !in.Scan() {
@@ -318,7 +319,7 @@ func (c chatCmd) Run(env *runEnv) error {
 			fmt.Fprintln(env.stderr, chatHelp)
 			continue
 		case line == "/new":
-			conv, resume = "", false
+			conv, resume, fresh = "", false, true
 			fmt.Fprintln(env.stderr, "the next message starts a new conversation")
 			continue
 		case line == "/retry":
@@ -332,7 +333,7 @@ func (c chatCmd) Run(env *runEnv) error {
 			continue
 		}
 		last = line
-		sent, err := cl.send(agent, conv, resume, line)
+		sent, err := cl.send(agent, conv, resume, fresh, line)
 		if err != nil {
 			var ee *exitError
 			if errors.As(err, &ee) && ee.code == 3 {
@@ -344,7 +345,7 @@ func (c chatCmd) Run(env *runEnv) error {
 		if sent.Ended != nil {
 			fmt.Fprintln(env.stderr, sent.Ended.CarriedOver)
 		}
-		conv, resume, agent = sent.Conversation.ID, false, sent.Agent.Handle
+		conv, resume, fresh, agent = sent.Conversation.ID, false, false, sent.Agent.Handle
 		if sent.Joined {
 			fmt.Fprintln(env.stderr, "(added to the reply in progress)")
 		}

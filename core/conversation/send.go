@@ -23,6 +23,9 @@ type Message struct {
 	ConversationID string
 	// Resume skips the lifetime judgement: the owner asked for this conversation by id.
 	Resume bool
+	// New starts a new conversation (the owner asked for one): the agent's current one, if
+	// it has anything in it, ends.
+	New bool
 	// Agent is the agent's id (for a new conversation, and checked against a given one).
 	Agent string
 	// Surface is where the owner wrote: terminal, dashboard, telegram.
@@ -81,7 +84,18 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 		if err != nil {
 			return err
 		}
-		if !m.Resume {
+		if m.New && conv.Chars > 0 {
+			if conv.EndedAt == nil {
+				ended, err := end(ctx, tx, conv, "new")
+				if err != nil {
+					return err
+				}
+				out.Ended = &ended
+			}
+			if conv, err = create(ctx, tx, m.Agent, m.Surface); err != nil {
+				return err
+			}
+		} else if !m.Resume {
 			if reason := judge(conv, m); reason != "" {
 				ended, err := end(ctx, tx, conv, reason)
 				if err != nil {
@@ -201,7 +215,7 @@ func end(ctx context.Context, tx pgx.Tx, conv Conversation, reason string) (Ende
 		WHERE a.conversation_id = $1 AND p.state = 'pending'`, conv.ID).Scan(&pending); err != nil {
 		return Ended{}, fmt.Errorf("end conversation %s: %w", conv.ID, err)
 	}
-	why := map[string]string{"idle": "it had been quiet a while", "size": "it had grown long", "ended": "it had ended"}[reason]
+	why := map[string]string{"idle": "it had been quiet a while", "size": "it had grown long", "ended": "it had ended", "new": "you asked for a new one"}[reason]
 	line := "A new conversation starts here (" + why + "): nothing carried over but what buddi remembers about you."
 	switch pending {
 	case 0:

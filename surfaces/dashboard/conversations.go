@@ -53,6 +53,7 @@ type sendBody struct {
 	Agent          string `json:"agent"`           // handle or id; empty: the default agent
 	ConversationID string `json:"conversation_id"` // empty: the agent's current conversation
 	Resume         bool   `json:"resume"`          // the owner asked for this conversation by id
+	New            bool   `json:"new"`             // start a new conversation
 	Surface        string `json:"surface"`         // terminal or dashboard (default)
 	Text           string `json:"text"`
 }
@@ -102,7 +103,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sent, err := s.deps.Chat.Conversations.Send(r.Context(), conversation.Message{
-		ConversationID: b.ConversationID, Resume: b.Resume, Agent: a.ID, Surface: b.Surface, Text: b.Text, Rollover: a.Rollover(),
+		ConversationID: b.ConversationID, Resume: b.Resume, New: b.New, Agent: a.ID, Surface: b.Surface, Text: b.Text, Rollover: a.Rollover(),
 	}, s.deps.Chat.Start(b.Surface))
 	if err != nil {
 		s.failConversation(w, err)

@@ -1,0 +1,154 @@
+package conversation_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/conversation"
+	"buddi/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// started records the runs Send and Finish start.
+type started struct{ runs []string }
+
+func (s *started) start(_ context.Context, _ pgx.Tx, _ conversation.Conversation, runID string) error {
+	s.runs = append(s.runs, runID)
+	return nil
+}
+
+func TestSendStartsARunAndJoinsTheOneInFlight(t *testing.T) {
+	ctx := context.Background()
+	st := conversation.NewStore(pgtest.Pool(t))
+	var s started
+	first, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "one"}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Joined || first.RunID == "" || len(s.runs) != 1 {
+		t.Fatalf("first message: %+v, runs %v", first, s.runs)
+	}
+	second, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "two"}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "three"}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.Joined || !third.Joined || second.RunID != first.RunID || len(s.runs) != 1 {
+		t.Fatalf("messages during a run must join it: %+v %+v", second, third)
+	}
+	// A lease is not a delivery: released input is taken again, in order.
+	leased, err := st.Lease(ctx, first.Conversation.ID, first.RunID)
+	if err != nil || len(leased) != 2 || leased[0].Text != "two" || leased[1].Text != "three" {
+		t.Fatalf("lease: %v %v", leased, err)
+	}
+	if err := st.Release(ctx, first.Conversation.ID); err != nil {
+		t.Fatal(err)
+	}
+	// What no step took becomes the next turn, in order, with a new run.
+	next, err := st.Finish(ctx, first.Conversation.ID, first.RunID, s.start)
+	if err != nil || next == "" || len(s.runs) != 2 {
+		t.Fatalf("finish: next %q, err %v, runs %v", next, err, s.runs)
+	}
+	es, err := st.Transcript(ctx, first.Conversation.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, e := range es {
+		texts = append(texts, string(e.Body))
+	}
+	got := strings.Join(texts, "|")
+	if !strings.Contains(got, `"one"`) || strings.Index(got, `"two"`) > strings.Index(got, `"three"`) {
+		t.Fatalf("transcript %s", got)
+	}
+	// The second run finishes with nothing waiting: the conversation is idle again.
+	if n, err := st.Finish(ctx, first.Conversation.ID, next, s.start); err != nil || n != "" {
+		t.Fatalf("finish: %q %v", n, err)
+	}
+	conv, _ := st.Get(ctx, first.Conversation.ID)
+	if conv.ActiveRun != "" {
+		t.Fatal("the conversation kept a run in flight")
+	}
+	// Finishing again (a rerun of the last job) changes nothing.
+	if n, err := st.Finish(ctx, first.Conversation.ID, next, s.start); err != nil || n != "" || len(s.runs) != 2 {
+		t.Fatalf("finish twice: %q %v", n, err)
+	}
+}
+
+func TestLifetimeIsJudgedWhenTheOwnerWrites(t *testing.T) {
+	ctx := context.Background()
+	st := conversation.NewStore(pgtest.Pool(t))
+	var s started
+	now := time.Now()
+	send := func(text string, at time.Time) conversation.Sent {
+		t.Helper()
+		sent, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: text, Now: at, Rollover: time.Hour}, s.start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Finish(ctx, sent.Conversation.ID, sent.RunID, s.start); err != nil {
+			t.Fatal(err)
+		}
+		return sent
+	}
+	a := send("hello", now)
+	b := send("still here", now.Add(30*time.Minute))
+	if b.Conversation.ID != a.Conversation.ID || b.Ended != nil {
+		t.Fatal("a conversation ended before its idle rollover")
+	}
+	c := send("back", now.Add(2*time.Hour))
+	if c.Conversation.ID == a.Conversation.ID || c.Ended == nil || c.Ended.Reason != "idle" || c.Ended.ID != a.Conversation.ID {
+		t.Fatalf("idle past the rollover: %+v", c)
+	}
+	if !strings.Contains(c.Ended.CarriedOver, "quiet") {
+		t.Fatalf("the owner's line: %q", c.Ended.CarriedOver)
+	}
+	// Size: a long transcript ends at the next message.
+	long := strings.Repeat("x", conversation.MaxChars)
+	d := send(long, now.Add(2*time.Hour+time.Minute))
+	if d.Conversation.ID != c.Conversation.ID {
+		t.Fatal("the long message itself started a new conversation")
+	}
+	e := send("short", now.Add(2*time.Hour+2*time.Minute))
+	if e.Ended == nil || e.Ended.Reason != "size" {
+		t.Fatalf("past the size: %+v", e)
+	}
+	// Resume carries on an ended conversation by id, without judging it.
+	f, err := st.Send(ctx, conversation.Message{ConversationID: a.Conversation.ID, Resume: true, Agent: "a", Surface: "terminal", Text: "about that", Now: now.Add(5 * time.Hour)}, s.start)
+	if err != nil || f.Conversation.ID != a.Conversation.ID || f.Ended != nil {
+		t.Fatalf("resume: %+v %v", f, err)
+	}
+	// Another agent's conversation is refused.
+	if _, err := st.Send(ctx, conversation.Message{ConversationID: a.Conversation.ID, Agent: "b", Surface: "terminal", Text: "hi"}, s.start); err == nil {
+		t.Fatal("wrote into another agent's conversation")
+	}
+	if _, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "  "}, s.start); err == nil {
+		t.Fatal("an empty message was accepted")
+	}
+}
+
+func TestNewStartsAConversation(t *testing.T) {
+	ctx := context.Background()
+	st := conversation.NewStore(pgtest.Pool(t))
+	var s started
+	// The owner asks for a new conversation: the current one ends, saying why.
+	a, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "hi", New: true}, s.start)
+	if err != nil || a.Ended != nil {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if _, err := st.Finish(ctx, a.Conversation.ID, a.RunID, s.start); err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "fresh start", New: true}, s.start)
+	if err != nil || b.Ended == nil || b.Ended.Reason != "new" || b.Conversation.ID == a.Conversation.ID {
+		t.Fatalf("new: %+v %v", b, err)
+	}
+}
