@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	pt "buddi/runtime/providertest"
 	"buddi/runtime/provider"
+	pt "buddi/runtime/providertest"
 )
 
 // scriptedServe starts buddi serve with an account on the scripted model server (trusted
