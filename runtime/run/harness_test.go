@@ -64,7 +64,7 @@ func (t *effectTool) Execute(context.Context, plugins.Call, *plugins.Envelope) (
 var argsSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)
 
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	pool     *pgxpool.Pool
 	model    *providertest.Server
 	convs    *conversation.Store
@@ -99,16 +99,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newHarness(t *testing.T, wire provider.Wire) *harness {
+func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	pool, err := db.Open(ctx, dsn, db.Options{Name: "app", MaxConns: 8})
+	pool, err := db.Open(ctx, dsn, db.Options{Name: "app", MaxConns: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	qpool, err := db.Open(ctx, dsn, db.Options{Name: "queue", MaxConns: 8})
+	qpool, err := db.Open(ctx, dsn, db.Options{Name: "queue", MaxConns: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +174,9 @@ func newHarness(t *testing.T, wire provider.Wire) *harness {
 		river.AddWorker(w, &run.StartWorker{Runner: h.runner})
 		river.AddWorker(w, &run.ResumeWorker{Runner: h.runner})
 		river.AddWorker(w, &executor.Worker{Executor: exec})
+		for _, add := range extra {
+			add(w)
+		}
 		return nil
 	}
 	h.startQueue()
@@ -183,7 +186,7 @@ func newHarness(t *testing.T, wire provider.Wire) *harness {
 // startQueue starts a River client working the harness's jobs; the test's end stops it.
 func (h *harness) startQueue() {
 	h.t.Helper()
-	q, err := queue.New(h.qpool, queue.Options{Log: slog.New(slog.DiscardHandler), Register: h.register, Queues: map[string]int{run.Queue: 20}})
+	q, err := queue.New(h.qpool, queue.Options{Log: slog.New(slog.DiscardHandler), Register: h.register, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		h.t.Fatal(err)
 	}
