@@ -175,6 +175,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Dashboard: dashboard.Actor(sys, listener, func() *dashboard.Server {
 			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
 				Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: catalog, Live: hub,
+					Available: func(ctx context.Context, agent string) (bool, string) {
+						p, err := run.Check(ctx, runner.Accounts, secrets, agent)
+						if err != nil {
+							return false, "its account could not be read"
+						}
+						if p != nil {
+							return false, p.Sentence
+						}
+						return true, ""
+					},
 					Start: func(surface string) conversation.StartRun {
 						return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
 					}}})

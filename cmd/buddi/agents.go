@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"buddi/agents"
 	"buddi/examples"
 	"buddi/runtime/account"
+	runtimerun "buddi/runtime/run"
 	"buddi/runtime/transport"
 )
 
@@ -109,19 +111,42 @@ func (c agentsListCmd) Run(env *runEnv) error {
 		return err
 	}
 	all := cat.All()
+	status := agentStatus(env, all)
 	if c.JSON {
-		return writeJSON(env, all)
+		out := make([]map[string]any, 0, len(all))
+		for _, a := range all {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				return err
+			}
+			st := status[a.ID]
+			m["available"], m["problem"] = st.ok, st.sentence
+			out = append(out, m)
+		}
+		return writeJSON(env, out)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tID\tNAME\tROLES\tTOOLS\tSOURCE")
+	fmt.Fprintln(tw, "HANDLE\tID\tNAME\tROLES\tTOOLS\tSOURCE\tSTATUS")
 	for _, a := range all {
 		handle := a.Handle
 		if a.Default {
 			handle += " (default)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", handle, a.ID, a.Name, strings.Join(a.Roles, ","), len(a.Tools), a.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", handle, a.ID, a.Name, strings.Join(a.Roles, ","), len(a.Tools), a.Source, status[a.ID].word)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, a := range all {
+		if s := status[a.ID]; !s.ok && s.sentence != "" {
+			fmt.Fprintf(env.stdout, "%s: %s\n", a.Handle, s.sentence)
+		}
+	}
+	return nil
 }
 
 type agentsShowCmd struct {
@@ -159,4 +184,42 @@ func orNone(xs []string) string {
 		return "none"
 	}
 	return strings.Join(xs, ", ")
+}
+
+// availability is whether an agent can run now, and if not, why.
+type availability struct {
+	ok       bool
+	word     string // ready, or the problem's kind
+	sentence string // what to do, for a problem
+}
+
+// agentStatus checks each agent's account, model and credential. Without a database the
+// answer is unknown, said once.
+func agentStatus(env *runEnv, all []agents.Agent) map[string]availability {
+	out := map[string]availability{}
+	src, err := openActions(env)
+	if err != nil {
+		for _, a := range all {
+			out[a.ID] = availability{word: "unknown", sentence: "no database to read the accounts from: " + err.Error()}
+		}
+		return out
+	}
+	defer closeSource(src)
+	v, verr := openVault()
+	for _, a := range all {
+		if verr != nil {
+			out[a.ID] = availability{word: "vault-locked", sentence: verr.Error()}
+			continue
+		}
+		p, err := runtimerun.Check(env.ctx, account.NewStore(src.Pool), v, a.ID)
+		switch {
+		case err != nil:
+			out[a.ID] = availability{word: "unknown", sentence: err.Error()}
+		case p != nil:
+			out[a.ID] = availability{word: p.Kind, sentence: p.Sentence}
+		default:
+			out[a.ID] = availability{ok: true, word: "ready"}
+		}
+	}
+	return out
 }

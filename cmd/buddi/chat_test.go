@@ -83,6 +83,27 @@ func TestAskJSONAndFailure(t *testing.T) {
 	if raw["status"] != "finished" || raw["text"] != "Hello there." || raw["conversation_id"] == "" {
 		t.Fatalf("ask --json: %v", raw)
 	}
+	// @dev can run; the concierge has no account yet, and says how to give it one.
+	code, out, errOut = runBuddi(t, vars, time.Minute, "agents", "list", "--json")
+	if code != 0 {
+		t.Fatalf("agents list: %d %s", code, errOut)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range list {
+		switch a["id"] {
+		case "developer":
+			if a["available"] != true {
+				t.Fatalf("@dev: %v", a)
+			}
+		case "concierge":
+			if a["available"] != false || !strings.Contains(a["problem"].(string), "buddi agents set concierge") {
+				t.Fatalf("concierge: %v", a)
+			}
+		}
+	}
 	model.Script(pt.Error(401))
 	code, _, errOut = runBuddi(t, vars, time.Minute, "ask", "--agent", "@dev", "again")
 	if code != 1 || !strings.Contains(errOut, "refused this account's key") {

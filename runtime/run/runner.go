@@ -148,31 +148,61 @@ func (r *Runner) readMeta(ctx context.Context, runID string) (Meta, bool, error)
 // provider builds the run's provider from its pinned account, read fresh: a disabled account
 // or a missing credential stops the call with a typed problem.
 func (r *Runner) provider(ctx context.Context, m Meta) (provider.Provider, error) {
-	a, err := r.Accounts.Get(ctx, m.Account)
-	if errors.Is(err, account.ErrNotFound) {
-		return nil, &Problem{Kind: "no-account", Agent: m.Agent, Err: err,
-			Sentence: fmt.Sprintf("The model account %s this run was started on no longer exists.", m.Account)}
-	}
+	a, secret, err := credential(ctx, r.Accounts, r.Secrets, m.Agent, m.Account)
 	if err != nil {
 		return nil, err
-	}
-	if !a.Enabled {
-		return nil, &Problem{Kind: "account-disabled", Agent: m.Agent,
-			Sentence: fmt.Sprintf("The model account %s is disabled: enable it with `buddi accounts enable %s`.", a.Name, a.Name)}
-	}
-	secret, err := r.Secrets.Get(a.SecretName)
-	if err != nil {
-		kind, sentence := "no-credential", fmt.Sprintf("The model account %s needs the vault entry %s: set it with `buddi vault set %s`.", a.Name, a.SecretName, a.SecretName)
-		if errors.Is(err, vault.ErrLocked) {
-			kind, sentence = "vault-locked", "The vault is locked, so the model account's key cannot be read: start buddi with BUDDI_VAULT_KEY set."
-		}
-		return nil, &Problem{Kind: kind, Agent: m.Agent, Err: err, Sentence: sentence}
 	}
 	p, err := account.New(a, secret, r.Transport)
 	if err != nil {
 		return nil, &Problem{Kind: "bad-account", Agent: m.Agent, Err: err, Sentence: "This agent's model account is not usable as configured: " + err.Error()}
 	}
 	return p, nil
+}
+
+// credential reads the account name and its secret, or says in a typed problem why the agent
+// cannot use it.
+func credential(ctx context.Context, accounts *account.Store, secrets Secrets, agent, name string) (account.Account, string, error) {
+	a, err := accounts.Get(ctx, name)
+	if errors.Is(err, account.ErrNotFound) {
+		return a, "", &Problem{Kind: "no-account", Agent: agent, Err: err,
+			Sentence: fmt.Sprintf("The model account %s no longer exists: give %s another with `buddi agents set`.", name, agent)}
+	}
+	if err != nil {
+		return a, "", err
+	}
+	if !a.Enabled {
+		return a, "", &Problem{Kind: "account-disabled", Agent: agent,
+			Sentence: fmt.Sprintf("The model account %s is disabled: enable it with `buddi accounts enable %s`.", a.Name, a.Name)}
+	}
+	secret, err := secrets.Get(a.SecretName)
+	if err != nil {
+		kind, sentence := "no-credential", fmt.Sprintf("The model account %s needs the vault entry %s: set it with `buddi vault set %s`.", a.Name, a.SecretName, a.SecretName)
+		if errors.Is(err, vault.ErrLocked) {
+			kind, sentence = "vault-locked", "The vault is locked, so the model account's key cannot be read: start buddi with BUDDI_VAULT_KEY set."
+		}
+		return a, "", &Problem{Kind: kind, Agent: agent, Err: err, Sentence: sentence}
+	}
+	return a, secret, nil
+}
+
+// Check says whether agent can run now: it has an account and model, the account is enabled
+// and its credential is in the vault. A problem is typed and says what to do; a nil problem
+// with a nil error means it can run.
+func Check(ctx context.Context, accounts *account.Store, secrets Secrets, agent string) (*Problem, error) {
+	as, found, err := accounts.Assigned(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return &Problem{Kind: "no-account", Agent: agent,
+			Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", agent, agent)}, nil
+	}
+	_, _, err = credential(ctx, accounts, secrets, agent, as.Account)
+	var p *Problem
+	if errors.As(err, &p) {
+		return p, nil
+	}
+	return nil, err
 }
 
 func (r *Runner) agent(m Meta) (agents.Agent, error) {

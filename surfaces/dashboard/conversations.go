@@ -26,14 +26,19 @@ type Chat struct {
 	Catalog func() (*agents.Catalog, error)
 	// Live carries the runs' events.
 	Live *live.Hub
+	// Available says whether an agent can run now and, if not, why in a sentence; nil
+	// reports every agent available.
+	Available func(ctx context.Context, agent string) (ok bool, why string)
 }
 
 type agentJSON struct {
-	ID      string   `json:"id"`
-	Handle  string   `json:"handle"`
-	Name    string   `json:"name"`
-	Default bool     `json:"default"`
-	Roles   []string `json:"roles"`
+	ID        string   `json:"id"`
+	Handle    string   `json:"handle"`
+	Name      string   `json:"name"`
+	Default   bool     `json:"default"`
+	Roles     []string `json:"roles"`
+	Available bool     `json:"available"`
+	Problem   string   `json:"problem,omitempty"`
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
@@ -44,7 +49,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []agentJSON{}
 	for _, a := range cat.All() {
-		out = append(out, agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles})
+		j := agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles, Available: true}
+		if s.deps.Chat.Available != nil {
+			j.Available, j.Problem = s.deps.Chat.Available(r.Context(), a.ID)
+		}
+		out = append(out, j)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
