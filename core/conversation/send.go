@@ -40,7 +40,7 @@ type Message struct {
 
 // Sent is what became of a message.
 type Sent struct {
-	Conversation Conversation `json:"conversation"`
+	Conversation Conversation `json:"conversation"` // where the message went
 	// RunID is the run that answers: a new one, or the working run the message joined.
 	RunID string `json:"run_id"`
 	// Joined reports that the message joined a run in flight (it waits in pending input).
@@ -51,8 +51,8 @@ type Sent struct {
 
 // Ended says which conversation ended, why, and what carried over, in one line for the owner.
 type Ended struct {
-	ID          string `json:"id"`
-	Reason      string `json:"reason"`       // idle or size
+	ID          string `json:"id"`           // the conversation that ended
+	Reason      string `json:"reason"`       // idle, size or new
 	CarriedOver string `json:"carried_over"` // the line the owner is told
 }
 
@@ -295,8 +295,8 @@ func (s *Store) Finish(ctx context.Context, conversationID, runID string, start 
 
 // Pending is input waiting for a run.
 type Pending struct {
-	ID   int64  `json:"id"`
-	Text string `json:"text"`
+	ID   int64  `json:"id"`   // its row, increasing in the order it was sent
+	Text string `json:"text"` // what the owner wrote
 }
 
 // Lease takes the input waiting for the conversation, in order, for run's next step: the

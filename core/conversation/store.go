@@ -32,24 +32,24 @@ const (
 
 // Conversation is one conversation's row.
 type Conversation struct {
-	ID             string     `json:"id"`
-	Agent          string     `json:"agent"`
-	Surface        string     `json:"surface"`
-	CreatedAt      time.Time  `json:"created_at"`
-	LastActivityAt time.Time  `json:"last_activity_at"`
-	Chars          int64      `json:"chars"`
-	ActiveRun      string     `json:"active_run,omitempty"`
-	EndedAt        *time.Time `json:"ended_at,omitempty"`
-	EndedReason    string     `json:"ended_reason,omitempty"`
+	ID             string     `json:"id"`                     // a UUID
+	Agent          string     `json:"agent"`                  // the agent's id
+	Surface        string     `json:"surface"`                // where it began: terminal, dashboard, telegram
+	CreatedAt      time.Time  `json:"created_at"`             // when it began
+	LastActivityAt time.Time  `json:"last_activity_at"`       // the owner's latest message
+	Chars          int64      `json:"chars"`                  // the size of its transcript
+	ActiveRun      string     `json:"active_run,omitempty"`   // the run in flight (working or suspended), if any
+	EndedAt        *time.Time `json:"ended_at,omitempty"`     // when it ended, if it did
+	EndedReason    string     `json:"ended_reason,omitempty"` // idle, size, new
 }
 
 // Entry is one transcript entry.
 type Entry struct {
-	ID        int64           `json:"id"`
-	RunID     string          `json:"run_id,omitempty"`
-	Kind      Kind            `json:"kind"`
-	Body      json.RawMessage `json:"body"`
-	CreatedAt time.Time       `json:"created_at"`
+	ID        int64           `json:"id"`               // increasing in transcript order
+	RunID     string          `json:"run_id,omitempty"` // the run that wrote it; empty for the owner's messages
+	Kind      Kind            `json:"kind"`             // what it is
+	Body      json.RawMessage `json:"body"`             // its JSON, by kind
+	CreatedAt time.Time       `json:"created_at"`       // when it was written
 }
 
 // Errors callers tell apart.

@@ -15,23 +15,23 @@ import (
 
 // Event is one live event of a conversation.
 type Event struct {
-	Seq            int64  `json:"seq"`
-	ConversationID string `json:"conversation_id"`
-	RunID          string `json:"run_id,omitempty"`
+	Seq            int64  `json:"seq"`              // increasing across the hub
+	ConversationID string `json:"conversation_id"`  // the conversation it belongs to
+	RunID          string `json:"run_id,omitempty"` // the run it belongs to
 	// Type: run.started, text, tool.call, tool.result, approval, question, owner.joined,
 	// run.suspended, run.resumed, run.finished, run.failed, conversation.ended.
 	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Tool     string `json:"tool,omitempty"`
-	CallID   string `json:"call_id,omitempty"`
-	ActionID string `json:"action_id,omitempty"`
+	Text     string `json:"text,omitempty"`      // streamed text, a tool's answer, a card's summary, a failure's sentence
+	Tool     string `json:"tool,omitempty"`      // the tool of a call, answer or card
+	CallID   string `json:"call_id,omitempty"`   // the model's id of the call
+	ActionID string `json:"action_id,omitempty"` // the action of a card or a suspension
 	// Preview is an approval card's preview; Args a tool call's arguments (scrubbed).
-	Preview string `json:"preview,omitempty"`
-	Args    string `json:"args,omitempty"`
-	IsError bool   `json:"is_error,omitempty"`
+	Preview string `json:"preview,omitempty"`  // an approval card's preview
+	Args    string `json:"args,omitempty"`     // a tool call's arguments, scrubbed
+	IsError bool   `json:"is_error,omitempty"` // a tool's answer reports a failure
 	// Retry is set on run.failed when a retry is honest.
 	Retry bool      `json:"retry,omitempty"`
-	At    time.Time `json:"at"`
+	At    time.Time `json:"at"` // when it was published
 }
 
 // BufferSize is how many events a conversation keeps for late subscribers.
@@ -53,7 +53,7 @@ type stream struct {
 // Subscription receives a conversation's events on C until it is closed; a subscriber too
 // slow to keep up is dropped (C is closed) rather than slowing the run.
 type Subscription struct {
-	C      chan Event
+	C      chan Event // the events, in order; closed when the subscription ends
 	hub    *Hub
 	conv   string
 	closed bool

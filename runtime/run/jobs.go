@@ -20,10 +20,10 @@ const Queue = "runs"
 
 // StartArgs is the job of a new run: it answers the conversation's latest turn.
 type StartArgs struct {
-	RunID          string `json:"run_id"`
-	ConversationID string `json:"conversation_id"`
-	Agent          string `json:"agent"`
-	Surface        string `json:"surface,omitempty"`
+	RunID          string `json:"run_id"`            // the new run's id
+	ConversationID string `json:"conversation_id"`   // the conversation it answers in
+	Agent          string `json:"agent"`             // the agent's id
+	Surface        string `json:"surface,omitempty"` // where the owner wrote; empty when unattended
 	// Interactive: the owner is waiting (a message on a surface); otherwise the run is
 	// unattended (a mission, a sentinel's wake) and gets the long horizon.
 	Interactive bool `json:"interactive"`
@@ -98,7 +98,7 @@ func (h Horizon) Next(attempt int, created, now time.Time, class provider.Class,
 // StartWorker works StartArgs jobs.
 type StartWorker struct {
 	river.WorkerDefaults[StartArgs]
-	Runner *Runner
+	Runner *Runner // runs the turns
 	next   retries
 }
 
@@ -123,7 +123,7 @@ func (w *StartWorker) NextRetry(job *river.Job[StartArgs]) time.Time { return w.
 // ResumeWorker works core's run.resume jobs: the action a run waited on has ended.
 type ResumeWorker struct {
 	river.WorkerDefaults[executor.ResumeArgs]
-	Runner *Runner
+	Runner *Runner // runs the turns
 	next   retries
 }
 

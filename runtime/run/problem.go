@@ -11,11 +11,12 @@ import (
 // permanent: retrying changes nothing until the owner does.
 type Problem struct {
 	Kind     string // no-agent, no-account, account-disabled, no-credential, vault-locked, bad-account
-	Agent    string
-	Sentence string
-	Err      error
+	Agent    string // the agent's id
+	Sentence string // for the owner: what is wrong and what to do
+	Err      error  // the cause, if any
 }
 
+// Error says the agent and the kind, and the cause.
 func (p *Problem) Error() string {
 	if p.Err != nil {
 		return fmt.Sprintf("%s: %s: %v", p.Agent, p.Kind, p.Err)

@@ -29,30 +29,32 @@ import (
 
 // Host runs a turn as the run actor of its conversation (supervisor.ConversationHost).
 type Host interface {
+	// Run runs turn as run runID of conversation, after the conversation's earlier turns.
 	Run(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error
 }
 
 // Secrets is what the runner reads from the vault.
 type Secrets interface {
+	// Get returns the value stored under name.
 	Get(name string) (string, error)
 }
 
 // Runner runs turns. Every field but Live, Log and Now is required.
 type Runner struct {
-	Pool          *pgxpool.Pool
-	Conversations *conversation.Store
-	Executor      *executor.Executor
-	Tools         *registry.Registry
-	Catalog       func() (*agents.Catalog, error)
-	Accounts      *account.Store
-	Secrets       Secrets
-	Scrub         redact.Scrubber
-	Transport     transport.Config
-	Insert        executor.Inserter
-	Host          Host
-	Live          *live.Hub
-	Log           *slog.Logger
-	Now           func() time.Time
+	Pool          *pgxpool.Pool                   // the application's database
+	Conversations *conversation.Store             // transcripts and pending input
+	Executor      *executor.Executor              // the one gate every call goes through
+	Tools         *registry.Registry              // what the model is offered
+	Catalog       func() (*agents.Catalog, error) // the agents, loaded for each run
+	Accounts      *account.Store                  // provider accounts and assignments
+	Secrets       Secrets                         // the vault
+	Scrub         redact.Scrubber                 // takes stored secrets out of what leaves
+	Transport     transport.Config                // the one outbound transport's settings
+	Insert        executor.Inserter               // enqueues the next run
+	Host          Host                            // the conversation and run actors
+	Live          *live.Hub                       // where streamed events go; nil sends none
+	Log           *slog.Logger                    // nil discards
+	Now           func() time.Time                // nil is time.Now
 	// DefaultTurnBudget bounds the model steps of a run whose agent declares none.
 	DefaultTurnBudget int
 	// CallTimeout bounds one model call, its retries included. Default 5 minutes.
@@ -63,14 +65,14 @@ type Runner struct {
 
 // Meta is what a run pinned when it started, read back from its run.started event.
 type Meta struct {
-	RunID          string `json:"run_id"`
-	ConversationID string `json:"conversation_id"`
-	Agent          string `json:"agent"`
-	Account        string `json:"account"`
-	Model          string `json:"model"`
-	Wire           string `json:"wire"`
-	Surface        string `json:"surface"`
-	Interactive    bool   `json:"interactive"`
+	RunID          string `json:"run_id"`          // the run
+	ConversationID string `json:"conversation_id"` // its conversation
+	Agent          string `json:"agent"`           // the agent's id
+	Account        string `json:"account"`         // the provider account it is pinned to
+	Model          string `json:"model"`           // the model it is pinned to
+	Wire           string `json:"wire"`            // the account's wire, for the record
+	Surface        string `json:"surface"`         // where the owner wrote; empty when unattended
+	Interactive    bool   `json:"interactive"`     // somebody waits: the short retry horizon
 }
 
 func (r *Runner) log() *slog.Logger {

@@ -19,7 +19,7 @@ import (
 // Chat is what the conversation routes need: the store, the runs' job, the agents and the
 // live hub. Nil leaves the routes out.
 type Chat struct {
-	Conversations *conversation.Store
+	Conversations *conversation.Store // the conversations and transcripts
 	// Start returns the function that enqueues the run answering a message sent on surface.
 	Start func(surface string) conversation.StartRun
 	// Catalog loads the agents.
