@@ -153,6 +153,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
+	if n, err := runner.Recover(ctx, q.Client()); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("runs were working when buddi stopped; they carry on now", "count", n)
+	}
 	if n, err := exec.Recover(ctx); err != nil {
 		return err
 	} else if n > 0 {

@@ -16,6 +16,12 @@ import (
 // through SSL_CERT_FILE) assigned to @dev.
 func scriptedServe(t *testing.T) (*pt.Server, *served, []string) {
 	t.Helper()
+	model, s, vars, _ := scriptedServeAt(t)
+	return model, s, vars
+}
+
+func scriptedServeAt(t *testing.T) (*pt.Server, *served, []string, string) {
+	t.Helper()
 	model := pt.New(t)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, model.CAPEM(), 0o600); err != nil {
@@ -36,7 +42,7 @@ func scriptedServe(t *testing.T) (*pt.Server, *served, []string) {
 	}
 	s := startServe(t, home, port, vars)
 	s.health()
-	return model, s, vars
+	return model, s, vars, home
 }
 
 // buddi ask through a running buddi: the reply streams, the tool call is echoed, the

@@ -27,6 +27,9 @@ type StartArgs struct {
 	// Interactive: the owner is waiting (a message on a surface); otherwise the run is
 	// unattended (a mission, a sentinel's wake) and gets the long horizon.
 	Interactive bool `json:"interactive"`
+	// Recovery marks a job enqueued at start for a run whose job died with the process (that
+	// job stays running until River rescues it, and is cancelled); zero otherwise.
+	Recovery int64 `json:"recovery,omitempty"`
 }
 
 // Kind is River's name for the job.

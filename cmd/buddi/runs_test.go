@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/runtime/provider"
+	pt "buddi/runtime/providertest"
+)
+
+func dbConn(t *testing.T, home string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, "host="+filepath.Join(home, "pg", "run")+" user=buddi dbname=buddi sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func postMessage(t *testing.T, port int, body map[string]any) (conv, runID string) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/api/messages", port), "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Conversation struct{ ID string } `json:"conversation"`
+		RunID        string              `json:"run_id"`
+	}
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /api/messages: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Conversation.ID, out.RunID
+}
+
+// buddi is killed (-9) in the middle of a run, after an effect succeeded: started again, it
+// carries the run on at once, the run finishes, and the effect was dispatched exactly once.
+func TestKilledMidRunCarriesOnWithoutRepeatingTheEffect(t *testing.T) {
+	model, s, vars, home := scriptedServeAt(t)
+	ws := t.TempDir()
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "developer", "workspace", "set", ws); code != 0 {
+		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
+	}
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_w", Name: provider.WireToolName("developer.write"), Args: `{"path":"notes.txt","content":"one\n"}`}),
+		pt.Reply{Stall: true},
+	)
+	conv, runID := postMessage(t, s.port, map[string]any{"agent": "@dev", "text": "write the note", "surface": "terminal"})
+	waitFor(t, "the write and the stalled step", time.Minute, func() bool { return len(model.Requests()) == 2 })
+	if b, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(b) != "one\n" {
+		t.Fatalf("the effect: %q %v", b, err)
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+
+	model.Script(pt.Text("The note is written."))
+	s2 := startServe(t, home, s.port, vars)
+	s2.health()
+	conn := dbConn(t, home)
+	ctx := context.Background()
+	waitFor(t, "the run to finish after the restart", 2*time.Minute, func() bool {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM core.events WHERE kind = 'run.finished' AND payload->>'run_id' = $1`, runID).Scan(&n)
+		return err == nil && n == 1
+	})
+	var recovered int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM core.events WHERE kind = 'run.recovered' AND payload->>'run_id' = $1`, runID).Scan(&recovered); err != nil || recovered != 1 {
+		t.Fatalf("run.recovered events: %d, %v; want 1 (the start carried the run on)", recovered, err)
+	}
+	var attempts int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM core.effect_attempts WHERE run_id = $1 AND call_id = 'toolu_w'`, runID).Scan(&attempts); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 1 {
+		t.Fatalf("the write was dispatched %d times, want 1", attempts)
+	}
+	var last string
+	if err := conn.QueryRow(ctx, `SELECT body::text FROM core.messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1`, conv).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(last, "The note is written.") {
+		t.Fatalf("the last entry: %s", last)
+	}
+	if code := s2.stop(); code != 0 {
+		t.Fatalf("stop: exit %d", code)
+	}
+}
+
+// A process the agent started (developer.start, approved in place) stops with buddi: SIGTERM
+// leaves no child behind.
+func TestStartedProcessStopsWithBuddi(t *testing.T) {
+	model, s, vars, home := scriptedServeAt(t)
+	ws := t.TempDir()
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "developer", "workspace", "set", ws); code != 0 {
+		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
+	}
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"), Args: `{"name":"web","command":"sleep 300"}`}),
+		pt.Text("It runs."),
+	)
+	if code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "start the server"); code != 0 || !strings.Contains(out, "It runs.") {
+		t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
+	}
+	var pid int
+	if err := dbConn(t, home).QueryRow(context.Background(), `SELECT pid FROM developer.processes WHERE name = 'web'`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if !processAlive(pid) {
+		t.Fatal("the started process is not running")
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("stop: exit %d", code)
+	}
+	if processAlive(pid) {
+		t.Fatalf("process %d outlived buddi", pid)
+	}
+}
