@@ -267,3 +267,35 @@ func TestRejectionResumesTheRun(t *testing.T) {
 		t.Fatal("the model was not told the owner declined")
 	}
 }
+
+// A resumption that arrives after its run is over (a duplicate, or a run whose turn was
+// closed) says nothing: only the conversation's run in flight may speak.
+func TestLateResumptionSaysNothing(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Text("Hi."))
+	sent := h.send("hello")
+	h.await("run.finished", sent.RunID)
+	before := len(h.transcript(sent.Conversation.ID))
+	ctx := context.Background()
+	tx, err := h.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.insert.InsertTx(ctx, tx, executor.ResumeArgs{RunID: sent.RunID, ActionID: "00000000-0000-4000-8000-000000000001"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Eventually(t, "the late resumption to complete", func() bool {
+		var n int
+		_ = h.pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'run.resume' AND state = 'completed'`).Scan(&n)
+		return n == 1
+	})
+	if after := len(h.transcript(sent.Conversation.ID)); after != before {
+		t.Fatalf("the transcript grew from %d to %d entries", before, after)
+	}
+	if n := len(h.model.Requests()); n != 1 {
+		t.Fatalf("%d model requests, want 1", n)
+	}
+}

@@ -259,6 +259,16 @@ func (r *Runner) Turn(ctx context.Context, m Meta) error {
 	if err != nil {
 		return err
 	}
+	// Only the conversation's run in flight may speak in it: a late resumption of a run
+	// whose turn was closed, or a second copy of a finished one, ends here.
+	conv, err := r.Conversations.Get(ctx, m.ConversationID)
+	if err != nil {
+		return err
+	}
+	if conv.ActiveRun != m.RunID {
+		r.log().Info("the run is no longer in flight; nothing to do", "run", m.RunID, "conversation", m.ConversationID)
+		return nil
+	}
 	budget := a.TurnBudget
 	if budget == 0 {
 		budget = r.DefaultTurnBudget
@@ -625,8 +635,17 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 			return err
 		}
 		for _, c := range st.unanswered {
-			if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindTool,
-				toolBody{CallID: c.ID, Tool: c.Name, Content: "Not answered: the turn failed before this call was run.", IsError: true}); err != nil {
+			body := toolBody{Content: "Not answered: the turn failed before this call was run.", IsError: true}
+			if rec, found, err := action.ByCall(wctx, tx, m.RunID, c.ID); err != nil {
+				return err
+			} else if found {
+				var wait string
+				if body, wait, _ = answerFromAction(rec); wait != "" {
+					body = toolBody{Content: "The turn failed while this waited for the owner's decision; the card stays with the owner, and its outcome is not reported here.", IsError: true}
+				}
+			}
+			body.CallID, body.Tool = c.ID, c.Name
+			if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindTool, body); err != nil {
 				return err
 			}
 		}
