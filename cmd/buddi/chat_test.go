@@ -126,3 +126,36 @@ func TestAskWithoutServer(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// buddi chat: /help, two turns, /new starts a new conversation, --last carries on the
+// latest one.
+func TestChatSession(t *testing.T) {
+	model, _, vars := scriptedServe(t)
+	model.Script(pt.Text("Hi."), pt.Text("Still here."), pt.Text("Fresh start."), pt.Text("Welcome back."))
+	code, out, errOut := runWithInput(t, vars, "/help\nhello\nhow are you\n/new\nagain\n/bogus\n/quit\n", "chat", "--agent", "@dev")
+	if code != 0 {
+		t.Fatalf("chat: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Hi.", "Still here.", "Fresh start."} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("chat output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"/retry", "you asked for a new one", "unknown command /bogus"} {
+		if !strings.Contains(errOut, want) {
+			t.Fatalf("chat's stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// The first two turns shared a conversation; the third began another.
+	served := model.Served()
+	if !strings.Contains(string(served[1].Body), "hello") || strings.Contains(string(served[2].Body), "hello") {
+		t.Fatal("the conversations were not kept apart")
+	}
+	code, out, errOut = runWithInput(t, vars, "one more\n", "chat", "--agent", "@dev", "--last")
+	if code != 0 || !strings.Contains(out, "Welcome back.") || !strings.Contains(errOut, "carrying on conversation") {
+		t.Fatalf("chat --last: %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(string(model.Served()[3].Body), "again") {
+		t.Fatal("--last did not carry on the latest conversation")
+	}
+}
