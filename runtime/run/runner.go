@@ -654,18 +654,23 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 			return err
 		}
 		retry = class != provider.Permanent && !st.calledTool
-		_, err = eventlog.Append(wctx, tx, "run.failed", m.ConversationID, map[string]any{
-			"run_id": m.RunID, "class": class.String(), "sentence": sentence, "retry": retry,
-			"cause": r.scrub(firstLine(cause.Error())),
-		})
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
 	}
+	// The conversation is free before anyone hears of the failure.
+	if _, err := r.Conversations.Finish(wctx, m.ConversationID, m.RunID, r.StartNext(m)); err != nil {
+		return err
+	}
+	if _, err := eventlog.Append(wctx, r.Pool, "run.failed", m.ConversationID, map[string]any{
+		"run_id": m.RunID, "class": class.String(), "sentence": sentence, "retry": retry,
+		"cause": r.scrub(firstLine(cause.Error())),
+	}); err != nil {
+		return err
+	}
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.failed", Text: sentence, Retry: retry})
-	_, err = r.Conversations.Finish(wctx, m.ConversationID, m.RunID, r.StartNext(m))
-	return err
+	return nil
 }
 
 func firstLine(s string) string {
