@@ -82,6 +82,10 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		// An approval is interactive: the owner waits for its job. River's default cooldown
 		// between fetches (100 ms) would add up to that much to every approve-to-executed.
 		FetchCooldown: 10 * time.Millisecond,
+		// A notification of a new job can be missed or coalesced; the poll that catches it
+		// then is what the owner waits for (the default 1 s made the 99th percentile of a
+		// turn's first token a whole second).
+		FetchPollInterval: 100 * time.Millisecond,
 		JobTimeout:    5 * time.Minute,
 	})
 	if err != nil {
