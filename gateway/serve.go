@@ -223,6 +223,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}); err != nil {
 		return err
 	}
+	devStore := developer.NewStore(src.Pool, nil)
+	stopSweep := refreshEvery(RemovedAgentSweep, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), RemovedAgentSweep)
+		defer cancel()
+		stopProcessesOfRemovedAgents(sctx, catalog, devStore, recorder, log)
+	})
+	defer stopSweep()
 	log.Info("buddi is serving", "listener", "http://"+h.listener, "database", src.Target, "startup", time.Since(started).Round(time.Millisecond))
 	if opts.Ready != nil {
 		opts.Ready(h.listener)

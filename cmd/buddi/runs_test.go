@@ -133,3 +133,49 @@ func TestStartedProcessStopsWithBuddi(t *testing.T) {
 		t.Fatalf("process %d outlived buddi", pid)
 	}
 }
+
+// The processes of an agent whose file is removed are stopped.
+func TestRemovedAgentsProcessesStop(t *testing.T) {
+	model, _, vars, home := scriptedServeAt(t)
+	agentFile := filepath.Join(home, "agents", "helper.md")
+	if err := os.MkdirAll(filepath.Dir(agentFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := "---\nid: helper\nhandle: \"@helper\"\nname: Helper\ntools: [developer.start, developer.stop]\n---\nYou help.\n"
+	if err := os.WriteFile(agentFile, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	for _, args := range [][]string{
+		{"developer", "workspace", "set", "--agent", "helper", ws},
+		{"agents", "set", "@helper", "--account", "scripted", "--model", "model-one"},
+	} {
+		if code, out, errOut := runBuddi(t, vars, time.Minute, args...); code != 0 {
+			t.Fatalf("%v: %d %s%s", args, code, out, errOut)
+		}
+	}
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"), Args: `{"name":"watch","command":"sleep 300"}`}),
+		pt.Text("Watching."),
+	)
+	if code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@helper", "watch"); code != 0 {
+		t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
+	}
+	var pid int
+	conn := dbConn(t, home)
+	if err := conn.QueryRow(context.Background(), `SELECT pid FROM developer.processes WHERE agent = 'helper' AND name = 'watch'`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if !processAlive(pid) {
+		t.Fatal("the process is not running")
+	}
+	if err := os.Remove(agentFile); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removed agent's process to stop", time.Minute, func() bool { return !processAlive(pid) })
+	waitFor(t, "the developer.process_stopped event", time.Minute, func() bool {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'developer.process_stopped' AND payload->>'agent' = 'helper'`).Scan(&n)
+		return err == nil && n == 1
+	})
+}
