@@ -28,9 +28,31 @@ type Manifest struct {
 	Missions []SuggestedMission
 	// Views say how results are drawn on the canvas.
 	Views []ViewDescriptor
+	// Metrics are numbers a goal can watch.
+	Metrics []Metric
 	// Network has one line per host the plugin reaches and what it sends there
 	// ("api.github.com: repository names and issue text"). Shown at install; not enforced.
 	Network []string
+}
+
+// Metric is a number a goal can watch, measured for one agent (goals.md).
+type Metric struct {
+	// Name is "<plugin>.<metric>", e.g. "developer.failing_tests".
+	Name string
+	// Description says what is counted, in one line.
+	Description string
+	// Better is "down" or "up": which way the goal wants it to go.
+	Better string
+	// Measure returns the value for agent, or a Measurement that is not Known with the
+	// reason: what cannot be measured is never reported as a zero.
+	Measure func(ctx context.Context, agent string) (Measurement, error)
+}
+
+// Measurement is one reading of a metric.
+type Measurement struct {
+	Known  bool    `json:"known"`  // false: not measurable now, see Reason
+	Value  float64 `json:"value"`  // the reading; 0 when not Known, which means nothing
+	Reason string  `json:"reason"` // what was counted, or why it could not be
 }
 
 // Source is a system-invoked poller: core decides when it is due and hands it Enqueue.

@@ -1,11 +1,13 @@
 package developer
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"buddi/core/registry"
 	"buddi/plugins"
 	"buddi/plugins/developer/runlist"
 )
@@ -89,5 +91,44 @@ func TestGit(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// developer.failing_tests: not measurable without a test run or from a runner's output that
+// does not say; the failing count read from the runner's own summary when it does.
+func TestFailingTestsMetric(t *testing.T) {
+	b := setup(t)
+	m := Manifest(b.deps)
+	reg, err := registry.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.reg = reg
+	b.setMode(t, runlist.ModeRun)
+	if len(m.Metrics) != 1 || m.Metrics[0].Name != "developer.failing_tests" || m.Metrics[0].Better != "down" {
+		t.Fatalf("metrics: %+v", m.Metrics)
+	}
+	measure := func() plugins.Measurement {
+		t.Helper()
+		got, err := m.Metrics[0].Measure(context.Background(), agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := measure(); got.Known || !strings.Contains(got.Reason, "No test run") {
+		t.Fatalf("before any run: %+v", got)
+	}
+	b.run(t, call("run", args(t, map[string]any{"command": "make test"})), nil) // no Makefile: says nothing
+	if got := measure(); got.Known || got.Value != 0 {
+		t.Fatalf("a run that did not say: %+v", got)
+	}
+	writeFile(t, filepath.Join(b.ws, "Makefile"), "test:\n\t@echo '======= 2 failed, 5 passed in 0.12s ======='\n\t@false\n")
+	b.run(t, call("run", args(t, map[string]any{"command": "make test"})), nil)
+	if got := measure(); !got.Known || got.Value != 2 {
+		t.Fatalf("two failing: %+v", got)
+	}
+	if got, err := m.Metrics[0].Measure(context.Background(), "nobody"); err != nil || got.Known {
+		t.Fatalf("an agent without a workspace: %+v %v", got, err)
 	}
 }

@@ -1,6 +1,7 @@
 package developer
 
 import (
+	"context"
 	"sync"
 
 	"embed"
@@ -148,5 +149,33 @@ func Manifest(deps Deps) plugins.Manifest {
 			{Tool: Name + ".edit", Renderer: "diff"},
 		},
 		Network: nil,
+		Metrics: []plugins.Metric{{
+			Name:        Name + ".failing_tests",
+			Description: "How many tests were failing in the last test run recorded for the agent's workspace (real test runners only).",
+			Better:      "down",
+			Measure:     p.failingTests,
+		}},
 	}
+}
+
+// failingTests measures developer.failing_tests (§11) for agent: the last test run recorded
+// for its workspace, the same one developer.summarise reports, counted from the runner's own
+// summary lines; no workspace, no recorded run, or a run whose output did not say is not
+// measurable, never a zero.
+func (p *plugin) failingTests(ctx context.Context, agent string) (plugins.Measurement, error) {
+	ws, found, err := p.store.Workspace(ctx, agent)
+	if err != nil {
+		return plugins.Measurement{}, err
+	}
+	if !found {
+		return plugins.Measurement{Reason: agent + " has no workspace."}, nil
+	}
+	last, ok := p.lastTestRun(agent, ws.Directory)
+	if !ok {
+		return plugins.Measurement{Reason: "No test run is recorded for the workspace since buddi started."}, nil
+	}
+	if !last.measure.Known {
+		return plugins.Measurement{Reason: last.measure.Reason}, nil
+	}
+	return plugins.Measurement{Known: true, Value: float64(last.measure.Failing), Reason: last.measure.Reason}, nil
 }
