@@ -77,15 +77,24 @@ func (c *Config) fill() error {
 	if c.WebHost == "" {
 		c.WebHost = "127.0.0.1"
 	}
-	if ip := net.ParseIP(c.WebHost); c.WebHost != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		// Off loopback the binding is no longer the credential: that needs the sign-in
-		// tickets and session cookies of the dashboard, which this build does not have.
-		return fmt.Errorf("BUDDI_WEB_HOST=%s is not a loopback address, and remote access needs sign-in, which this build does not have yet: unset it (buddi listens on 127.0.0.1)", c.WebHost)
+	if ip := net.ParseIP(c.WebHost); ip != nil && ip.IsUnspecified() {
+		// A wildcard binding has no one name a request's Host can be checked against.
+		return fmt.Errorf("BUDDI_WEB_HOST=%s listens on every address: name the one address to listen on (off loopback, sign-in with `buddi dashboard` is required)", c.WebHost)
 	}
 	if c.WebPort == 0 {
 		c.WebPort = DefaultWebPort
 	}
 	return nil
+}
+
+// Remote reports whether the dashboard listens off loopback: then the binding is no longer the
+// credential, and every request needs a session from a sign-in ticket (`buddi dashboard`).
+func (c Config) Remote() bool {
+	if c.WebHost == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(c.WebHost)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // Embedded reports whether buddi runs its own Postgres (no DATABASE_URL given).

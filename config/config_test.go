@@ -49,17 +49,20 @@ func TestBadPort(t *testing.T) {
 	}
 }
 
-// Off loopback the binding stops being the credential; until sign-in exists buddi refuses.
-func TestNonLoopbackHostRefused(t *testing.T) {
-	for _, h := range []string{"0.0.0.0", "192.0.2.10", "buddi.example", "::"} {
+// Off loopback the binding stops being the credential: remote mode; a wildcard is refused.
+func TestWebHost(t *testing.T) {
+	for _, h := range []string{"0.0.0.0", "::"} {
 		_, err := FromLookup(lookup(map[string]string{"BUDDI_HOME": "/x", "BUDDI_WEB_HOST": h}))
 		if err == nil || !strings.Contains(err.Error(), "BUDDI_WEB_HOST") {
 			t.Errorf("BUDDI_WEB_HOST=%s: err = %v, want a refusal naming the variable", h, err)
 		}
 	}
-	for _, h := range []string{"127.0.0.1", "localhost", "::1", "127.0.0.2"} {
-		if _, err := FromLookup(lookup(map[string]string{"BUDDI_HOME": "/x", "BUDDI_WEB_HOST": h})); err != nil {
+	for h, remote := range map[string]bool{"127.0.0.1": false, "localhost": false, "::1": false, "127.0.0.2": false, "192.0.2.10": true, "buddi.example": true} {
+		c, err := FromLookup(lookup(map[string]string{"BUDDI_HOME": "/x", "BUDDI_WEB_HOST": h}))
+		if err != nil {
 			t.Errorf("BUDDI_WEB_HOST=%s: %v", h, err)
+		} else if c.Remote() != remote {
+			t.Errorf("BUDDI_WEB_HOST=%s: remote %v, want %v", h, c.Remote(), remote)
 		}
 	}
 }

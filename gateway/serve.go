@@ -192,7 +192,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 					},
 					Start: func(surface string) conversation.StartRun {
 						return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
-					}}})
+					},
+					Stop: func(_ context.Context, conv string) error {
+						if h := hosts.h.Load(); h == nil || !h.Stop(conv, run.ErrStopped) {
+							return dashboard.ErrNothingToStop
+						}
+						return nil
+					}},
+				Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
+				Remote: cfg.Remote(), PublicHost: cfg.WebHost})
 		}),
 	}
 	if src.Cluster != nil {

@@ -24,6 +24,7 @@ type ConversationHost struct {
 }
 
 type openConversation struct {
+	stop  context.CancelCauseFunc // stops the turn running now; nil between turns
 	ref   *actors.Ref
 	turn  chan struct{} // holds a token while a turn runs: one turn at a time
 	users int           // turns running or waiting
@@ -53,8 +54,17 @@ func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, 
 	}
 	defer func() { <-oc.turn }()
 
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(context.Canceled) }
 	defer cancel()
+	h.mu.Lock()
+	oc.stop = cancelCause
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		oc.stop = nil
+		h.mu.Unlock()
+	}()
 	done := make(chan error, 1)
 	ref, err := h.sys.Spawn(oc.ref, runID, func() actors.Actor {
 		return &runActor{ctx: runCtx, cancel: cancel, turn: turn, done: done}
@@ -98,6 +108,19 @@ func (h *ConversationHost) release(conversation string, oc *openConversation) {
 		defer cancel()
 		_ = h.sys.Stop(ctx, oc.ref)
 	}
+}
+
+// Stop stops the turn running in conversation: its context is cancelled with cause. It
+// reports false when no turn runs there.
+func (h *ConversationHost) Stop(conversation string, cause error) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	oc, ok := h.convs[conversation]
+	if !ok || oc.stop == nil {
+		return false
+	}
+	oc.stop(cause)
+	return true
 }
 
 // Open counts the conversations with a turn running or waiting.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"strings"
@@ -30,13 +31,29 @@ func newChatClient() (*chatClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &chatClient{base: "http://" + cfg.WebAddr(), http: &http.Client{Timeout: 30 * time.Second}}
-	resp, err := c.http.Get(c.base + "/api/health")
+	jar, _ := cookiejar.New(nil)
+	c := &chatClient{base: "http://" + cfg.WebAddr(), http: &http.Client{Timeout: 30 * time.Second, Jar: jar}}
+	// The session call sets the CSRF cookie every write must send back in its header.
+	resp, err := c.http.Get(c.base + "/api/session")
 	if err != nil {
 		return nil, &exitError{code: 3, err: fmt.Errorf("buddi is not running at %s: start it with `buddi serve`", cfg.WebAddr())}
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, &exitError{code: 3, err: fmt.Errorf("the dashboard at %s needs a sign-in (BUDDI_WEB_HOST is off loopback); chat and ask talk to a buddi on loopback", cfg.WebAddr())}
+	}
 	return c, nil
+}
+
+// csrf is the CSRF token the server set for this client.
+func (c *chatClient) csrf() string {
+	u, _ := url.Parse(c.base)
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == "buddi_csrf_"+u.Port() {
+			return ck.Value
+		}
+	}
+	return ""
 }
 
 func (c *chatClient) do(method, path string, body, out any) error {
@@ -54,6 +71,10 @@ func (c *chatClient) do(method, path string, body, out any) error {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if method != "GET" {
+		req.Header.Set("Origin", c.base)
+		req.Header.Set("X-Buddi-CSRF", c.csrf())
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

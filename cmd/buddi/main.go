@@ -26,6 +26,7 @@ type cli struct {
 	Serve       serveCmd       `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
 	DB          dbCmd          `cmd:"" name:"db" help:"Inspect and migrate the database."`
 	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
+	Dashboard   dashboardCmd   `cmd:"" help:"Print the dashboard's address (off loopback: a single-use sign-in link)."`
 	Chat        chatCmd        `cmd:"" help:"Talk with an agent in the terminal, through the running buddi."`
 	Ask         askCmd         `cmd:"" help:"Ask an agent one thing and print the reply."`
 	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`

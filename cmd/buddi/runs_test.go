@@ -33,7 +33,15 @@ func dbConn(t *testing.T, home string) *pgx.Conn {
 func postMessage(t *testing.T, port int, body map[string]any) (conv, runID string) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/api/messages", port), "application/json", bytes.NewReader(b))
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// As the page does: the CSRF token from the cookie, double-submitted, and the Origin.
+	const token = "e2e-csrf-token-0123456789abcdefghijklmnopqrstuv"
+	req, _ := http.NewRequest("POST", base+"/api/messages", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", base)
+	req.Header.Set("X-Buddi-CSRF", token)
+	req.AddCookie(&http.Cookie{Name: fmt.Sprintf("buddi_csrf_%d", port), Value: token})
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,8 @@ const (
 	surveyNamed = 5
 )
 
-// workspaceSafety is §8's sentence, shown on the card.
-const workspaceSafety = "A developer agent runs code you did not write, inside this directory, with the rights of your user. Give it a workspace you would let a colleague use."
+// WorkspaceSafety is §8's sentence, on the workspace card and on Settings → Developer.
+const WorkspaceSafety = "A developer agent runs code you did not write, inside this directory, with the rights of your user. Give it a workspace you would let a colleague use."
 
 // preconditionDirectory names the directory an approved card was for.
 const preconditionDirectory = "workspace directory"
@@ -276,7 +276,7 @@ func (s *survey) preview(agent string) string {
 		fmt.Fprintf(&b, "It replaces the current workspace %s; commands remembered there do not carry over.\n", s.current)
 	}
 	fmt.Fprintf(&b, "The agent's mode is %s; the owner changes it on Settings → Developer.\n", s.mode)
-	fmt.Fprintf(&b, "\n%s\n\nWhy a card: %s", workspaceSafety, reasonWorkspace)
+	fmt.Fprintf(&b, "\n%s\n\nWhy a card: %s", WorkspaceSafety, reasonWorkspace)
 	return b.String()
 }
 

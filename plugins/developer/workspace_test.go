@@ -54,7 +54,7 @@ func TestWorkspaceCard(t *testing.T) {
 			"It holds 3 entries at its top level: 2 directories, 1 file.",
 			"It replaces the current workspace " + b.ws + "; commands remembered there do not carry over.",
 			"The agent's mode is run",
-			workspaceSafety,
+			WorkspaceSafety,
 			"Why a card: " + reasonWorkspace,
 		}},
 		{"a folder of projects", folder, []string{

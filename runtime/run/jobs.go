@@ -115,10 +115,25 @@ const JobTimeout = 40 * time.Minute
 func (w *StartWorker) Work(ctx context.Context, job *river.Job[StartArgs]) error {
 	m, err := w.Runner.Pin(ctx, job.Args)
 	if err == nil {
-		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, func(ctx context.Context) error { return w.Runner.Turn(ctx, m) })
+		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, w.Runner.turn(m))
 	}
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
 }
+
+// turn is the run's turn as its actor runs it: a turn the owner stopped ends as a
+// permanent problem, so it is closed at once and saying so.
+func (r *Runner) turn(m Meta) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		err := r.Turn(ctx, m)
+		if err != nil && errors.Is(context.Cause(ctx), ErrStopped) {
+			return &Problem{Kind: "stopped", Agent: m.Agent, Err: err, Sentence: "You stopped this turn."}
+		}
+		return err
+	}
+}
+
+// ErrStopped is the cause a turn's context carries when the owner stopped it.
+var ErrStopped = errors.New("the owner stopped the turn")
 
 // NextRetry is the time settle chose for the failed attempt.
 func (w *StartWorker) NextRetry(job *river.Job[StartArgs]) time.Time { return w.next.take(job.ID) }
@@ -141,7 +156,7 @@ func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeA
 	}
 	if err == nil {
 		w.Runner.publish(liveResumed(m, job.Args.ActionID))
-		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, func(ctx context.Context) error { return w.Runner.Turn(ctx, m) })
+		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, w.Runner.turn(m))
 	}
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
 }

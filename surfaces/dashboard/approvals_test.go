@@ -59,14 +59,28 @@ func newAction(t *testing.T, pool *pgxpool.Pool) string {
 	return rec.ID
 }
 
+// testCSRF is the CSRF token the test requests double-submit.
+const testCSRF = "test-csrf-token-0123456789abcdefghijklmnopqrstuv"
+
 func do(t *testing.T, method, url string, header map[string]string, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if method != "GET" {
+		// What buddi's own page sends: its origin, and the CSRF token in the cookie and the
+		// header. A test's header map overrides either ("" removes it).
+		req.Header.Set("Origin", "http://"+req.Host)
+		req.Header.Set(dashboard.CSRFHeader, testCSRF)
+		req.AddCookie(&http.Cookie{Name: "buddi_csrf_" + req.URL.Port(), Value: testCSRF})
+	}
 	for k, v := range header {
-		req.Header.Set(k, v)
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

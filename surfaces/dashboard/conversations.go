@@ -29,6 +29,8 @@ type Chat struct {
 	// Available says whether an agent can run now and, if not, why in a sentence; nil
 	// reports every agent available.
 	Available func(ctx context.Context, agent string) (ok bool, why string)
+	// Stop stops the turn running in a conversation, or returns ErrNothingToStop.
+	Stop func(ctx context.Context, conversation string) error
 }
 
 type agentJSON struct {

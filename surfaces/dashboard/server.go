@@ -55,13 +55,25 @@ type Deps struct {
 	Log *slog.Logger
 	// Chat serves the agents and conversations; nil leaves those routes out.
 	Chat *Chat
+	// Remote: the listener is off loopback, so every request needs a session from a sign-in
+	// ticket (`buddi dashboard`); on loopback the binding is the credential.
+	Remote bool
+	// Jobs serves the failed jobs; nil leaves those routes out.
+	Jobs Jobs
+	// Developer serves Settings → Developer; nil leaves those routes out.
+	Developer Developer
+	// PublicHost is the name requests may carry in Host besides the loopback names and the
+	// listener's address (BUDDI_WEB_HOST).
+	PublicHost string
 }
 
 // Server serves the dashboard's routes on one listener.
 type Server struct {
-	http *http.Server
-	deps Deps
-	log  *slog.Logger
+	http   *http.Server
+	mux    *http.ServeMux
+	writes []string // the write routes, each behind guardWrite
+	deps   Deps
+	log    *slog.Logger
 	// closing is closed by Shutdown: websockets (hijacked, so the server no longer tracks
 	// them) end on it.
 	closing chan struct{}
@@ -77,26 +89,61 @@ func NewServer(deps Deps) *Server {
 	}
 	s := &Server{deps: deps, log: deps.Log.With("service", "dashboard"), closing: make(chan struct{})}
 	mux := http.NewServeMux()
+	s.mux = mux
+	mux.HandleFunc("GET /auth", s.redeem)
+	mux.HandleFunc("GET /api/session", s.session)
 	mux.HandleFunc("GET /api/health", s.health)
 	mux.HandleFunc("GET /api/approvals", s.listApprovals)
 	mux.HandleFunc("GET /api/approvals/{id}", s.getApproval)
-	mux.Handle("POST /api/approvals/{id}/approve", guardWrite(s.decideApproval(true)))
-	mux.Handle("POST /api/approvals/{id}/reject", guardWrite(s.decideApproval(false)))
+	s.write("POST /api/approvals/{id}/approve", s.decideApproval(true))
+	s.write("POST /api/approvals/{id}/reject", s.decideApproval(false))
 	mux.HandleFunc("GET /api/permissions", s.listPermissions)
-	mux.Handle("POST /api/permissions/{id}/revoke", guardWrite(http.HandlerFunc(s.revokePermission)))
+	s.write("POST /api/permissions/{id}/revoke", s.revokePermission)
 	if deps.Chat != nil {
 		mux.HandleFunc("GET /api/agents", s.listAgents)
 		mux.HandleFunc("GET /api/conversations", s.listConversations)
 		mux.HandleFunc("GET /api/conversations/{id}", s.getConversation)
 		mux.HandleFunc("GET /api/conversations/{id}/live", s.liveConversation)
-		mux.Handle("POST /api/messages", guardWrite(http.HandlerFunc(s.sendMessage)))
+		s.write("POST /api/messages", s.sendMessage)
+		s.write("POST /api/conversations/{id}/stop", s.stopRun)
+		mux.HandleFunc("GET /api/attention", s.attention)
 	}
+	mux.HandleFunc("GET /api/events", s.listEvents)
+	mux.HandleFunc("GET /api/live", s.liveEvents)
+	if deps.Jobs != nil {
+		mux.HandleFunc("GET /api/jobs", s.listJobs)
+		s.write("POST /api/jobs/{id}/retry", s.retryJob)
+		s.write("POST /api/jobs/{id}/dismiss", s.dismissJob)
+	}
+	if deps.Developer != nil {
+		mux.HandleFunc("GET /api/developer", s.developerSettings)
+		s.write("POST /api/developer/agents/{agent}/mode", s.setMode)
+		s.write("POST /api/developer/processes/{agent}/{name}/stop", s.stopProcess)
+		s.write("POST /api/developer/processes/stop-all", s.stopAll)
+		s.write("POST /api/developer/allowed/{id}/forget", s.forget)
+	}
+	mux.Handle("GET /", webUI())
 	s.http = &http.Server{
-		Handler:           loopbackOnly(deps.Addr, mux),
+		Handler:           s.gate(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	return s
+}
+
+// write registers a write route behind guardWrite.
+func (s *Server) write(pattern string, h http.HandlerFunc) {
+	s.writes = append(s.writes, pattern)
+	s.mux.Handle(pattern, guardWrite(h))
+}
+
+// WriteRoutes lists the write routes ("POST /api/…"), for the test that walks them all.
+func (s *Server) WriteRoutes() []string { return append([]string(nil), s.writes...) }
+
+// session answers the page's first call: it sets the CSRF cookie (gate did) and says whether
+// the dashboard is remote.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"csrf_header": CSRFHeader, "remote": s.deps.Remote})
 }
 
 // Handler is the routes, for tests that serve them with httptest.

@@ -1,0 +1,269 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"buddi/core/eventlog"
+	"buddi/web"
+)
+
+// Jobs is failed work as the owner decides on it (seed 004, "Failed jobs are decisions").
+type Jobs interface {
+	// Failed lists the failed jobs; dismissed ones too when all.
+	Failed(ctx context.Context, all bool) (any, error)
+	// Retry runs a failed job again.
+	Retry(ctx context.Context, id int64) error
+	// Dismiss keeps a failed job on record but out of the counts.
+	Dismiss(ctx context.Context, id int64) error
+}
+
+// Developer is Settings → Developer (seed 000 §8), over the developer plugin's records.
+type Developer interface {
+	// Settings returns the workspaces with their modes, the running processes, the commands
+	// the owner allowed, and the page's sentence.
+	Settings(ctx context.Context) (any, error)
+	// SetMode sets an agent's mode (ask, edit or run).
+	SetMode(ctx context.Context, agent, mode string) error
+	// StopProcess stops one process of an agent.
+	StopProcess(ctx context.Context, agent, name string) error
+	// StopAll stops every process of every agent and says how many.
+	StopAll(ctx context.Context) (int, error)
+	// Forget forgets an allowed command.
+	Forget(ctx context.Context, id int64) error
+}
+
+// ErrNotFound is what a Jobs or Developer implementation returns for an unknown id or name.
+var ErrNotFound = errors.New("not found")
+
+// decodeBody reads a small JSON body into v, refusing unknown fields.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "the body is not what this route takes: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func pathID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		writeError(w, http.StatusNotFound, "no such id")
+		return 0, false
+	}
+	return id, true
+}
+
+func (s *Server) answer(w http.ResponseWriter, err error, ok any) {
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, ok)
+	case errors.Is(err, ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	default:
+		s.log.Error("request failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "that did not work: "+err.Error())
+	}
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	jobs, err := s.deps.Jobs.Failed(r.Context(), r.URL.Query().Get("all") == "1")
+	s.answer(w, err, map[string]any{"failed": jobs})
+}
+
+func (s *Server) retryJob(w http.ResponseWriter, r *http.Request) {
+	if id, ok := pathID(w, r); ok {
+		s.answer(w, s.deps.Jobs.Retry(r.Context(), id), map[string]any{"retried": id})
+	}
+}
+
+func (s *Server) dismissJob(w http.ResponseWriter, r *http.Request) {
+	if id, ok := pathID(w, r); ok {
+		s.answer(w, s.deps.Jobs.Dismiss(r.Context(), id), map[string]any{"dismissed": id})
+	}
+}
+
+func (s *Server) developerSettings(w http.ResponseWriter, r *http.Request) {
+	v, err := s.deps.Developer.Settings(r.Context())
+	s.answer(w, err, v)
+}
+
+func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Mode string `json:"mode"`
+	}
+	if decodeBody(w, r, &b) {
+		s.answer(w, s.deps.Developer.SetMode(r.Context(), r.PathValue("agent"), b.Mode), map[string]any{"agent": r.PathValue("agent"), "mode": b.Mode})
+	}
+}
+
+func (s *Server) stopProcess(w http.ResponseWriter, r *http.Request) {
+	s.answer(w, s.deps.Developer.StopProcess(r.Context(), r.PathValue("agent"), r.PathValue("name")), map[string]any{"stopped": r.PathValue("name")})
+}
+
+func (s *Server) stopAll(w http.ResponseWriter, r *http.Request) {
+	n, err := s.deps.Developer.StopAll(r.Context())
+	s.answer(w, err, map[string]any{"stopped": n})
+}
+
+func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
+	if id, ok := pathID(w, r); ok {
+		s.answer(w, s.deps.Developer.Forget(r.Context(), id), map[string]any{"forgotten": id})
+	}
+}
+
+// listEvents is Activity's event list: the latest, newest first, or those after ?after=.
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
+	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	f := eventlog.Filter{AfterID: after, Limit: limit, Kind: r.URL.Query().Get("kind"), Newest: after == 0}
+	evs, err := eventlog.List(r.Context(), s.deps.Pool, f)
+	if evs == nil {
+		evs = []eventlog.Event{}
+	}
+	s.answer(w, err, map[string]any{"events": evs})
+}
+
+// attention is the agent rail (seed 004, "The attention model"): per agent, the pending
+// approvals (a count), a held question (a dot), and whether it can run (with why not).
+func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
+	cat, err := s.deps.Chat.Catalog()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the agents could not be loaded: "+err.Error())
+		return
+	}
+	pending := map[string]int{}
+	rows, err := s.deps.Pool.Query(r.Context(), `SELECT a.agent, count(*) FROM core.actions a
+		JOIN core.approvals p ON p.action_id = a.id WHERE p.state = 'pending' GROUP BY a.agent`)
+	if err != nil {
+		s.answer(w, err, nil)
+		return
+	}
+	for rows.Next() {
+		var a string
+		var n int
+		if err := rows.Scan(&a, &n); err != nil {
+			rows.Close()
+			s.answer(w, err, nil)
+			return
+		}
+		pending[a] = n
+	}
+	rows.Close()
+	held, err := s.deps.Chat.Conversations.HeldQuestions(r.Context())
+	if err != nil {
+		s.answer(w, err, nil)
+		return
+	}
+	type rail struct {
+		agentJSON
+		Pending  int  `json:"pending"`
+		Question bool `json:"question"`
+	}
+	out := []rail{}
+	for _, a := range cat.All() {
+		j := rail{agentJSON: agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles, Available: true},
+			Pending: pending[a.ID], Question: held[a.ID] > 0}
+		if s.deps.Chat.Available != nil {
+			j.Available, j.Problem = s.deps.Chat.Available(r.Context(), a.ID)
+		}
+		out = append(out, j)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// stopRun stops the turn running in a conversation (the Chat page's Stop).
+func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
+	if s.deps.Chat.Stop == nil {
+		writeError(w, http.StatusNotImplemented, "stopping is not available")
+		return
+	}
+	err := s.deps.Chat.Stop(r.Context(), r.PathValue("id"))
+	if errors.Is(err, ErrNothingToStop) {
+		writeError(w, http.StatusConflict, "nothing is running in this conversation (a turn that waits on a card stops when you reject the card)")
+		return
+	}
+	s.answer(w, err, map[string]any{"stopping": r.PathValue("id")})
+}
+
+// ErrNothingToStop means no turn is running in the conversation.
+var ErrNothingToStop = errors.New("nothing is running")
+
+// liveEvents is the dashboard's live channel: a websocket that says "events up to N exist"
+// whenever the event log grows, so every page re-reads what it shows from the log (a reload
+// shows the same state: it is projected from the log, not from this channel).
+func (s *Server) liveEvents(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "buddi is stopping")
+		return
+	}
+	s.sockets.Add(1)
+	s.mu.Unlock()
+	defer s.sockets.Done()
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	var last int64 = -1
+	tick := time.NewTicker(400 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var id int64
+		if err := s.deps.Pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM core.events`).Scan(&id); err == nil && id != last {
+			last = id
+			_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := conn.WriteJSON(map[string]any{"type": "events", "last_id": id}); err != nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "buddi is stopping"), time.Now().Add(time.Second))
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// webUI serves the page (web/, embedded: no build step) with a policy that keeps it to its own
+// origin and out of frames.
+func webUI() http.Handler {
+	files := http.FileServerFS(web.FS)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		switch r.URL.Path {
+		case "/", "/index.html", "/app.js", "/app.css":
+			files.ServeHTTP(w, r)
+		default:
+			writeError(w, http.StatusNotFound, "no such page")
+		}
+	})
+}
