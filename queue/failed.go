@@ -18,16 +18,16 @@ const QuietAfter = 14 * 24 * time.Hour
 // FailedJob is a job that will not run again unless the owner says so: discarded after its
 // attempts, or cancelled as permanent.
 type FailedJob struct {
-	ID          int64           `json:"id"`
-	Kind        string          `json:"kind"`
-	Queue       string          `json:"queue"`
-	State       string          `json:"state"` // discarded or cancelled
-	Attempts    int             `json:"attempts"`
-	Error       string          `json:"error"` // the last attempt's error
-	Args        json.RawMessage `json:"args"`
-	FinalizedAt *time.Time      `json:"finalized_at,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	Dismissed   bool            `json:"dismissed"` // by the owner, or by age
+	ID          int64           `json:"id"`                     // River's job id
+	Kind        string          `json:"kind"`                   // run.start, action.execute, …
+	Queue       string          `json:"queue"`                  // the queue it ran on
+	State       string          `json:"state"`                  // discarded or cancelled
+	Attempts    int             `json:"attempts"`               // attempts made
+	Error       string          `json:"error"`                  // the last attempt's error
+	Args        json.RawMessage `json:"args"`                   // the job's arguments
+	FinalizedAt *time.Time      `json:"finalized_at,omitempty"` // when it stopped being tried
+	CreatedAt   time.Time       `json:"created_at"`             // when it was enqueued
+	Dismissed   bool            `json:"dismissed"`              // by the owner, or by age
 }
 
 // ErrNotFailed means the job does not exist or has not failed.

@@ -80,7 +80,7 @@ function approvalCard(a, onDone) {
 // --- Home: what needs the owner ---
 async function drawHome() {
   const [appr, jobs] = await Promise.all([api('GET', '/api/approvals'), api('GET', '/api/jobs').catch(() => ({ failed: [] }))]);
-  const list = appr.approvals || [];
+  const list = appr;
   main.replaceChildren(
     el('h2', {}, 'Needs you'),
     list.length ? list.map(a => approvalCard(a)) : el('p', { class: 'muted' }, 'No approvals are waiting.'),
@@ -126,7 +126,7 @@ async function drawChat(agentId) {
     const got = await api('GET', '/api/conversations/' + chat.conv);
     thread.append(...got.transcript.map(renderEntry).flat().filter(Boolean));
     if (got.conversation.active_run) watch(got.conversation.active_run);
-    const pending = (await api('GET', '/api/approvals')).approvals.filter(a => a.conversation_id === chat.conv);
+    const pending = (await api('GET', '/api/approvals')).filter(a => a.conversation_id === chat.conv);
     thread.append(...pending.map(a => approvalCard(a)));
   } else {
     thread.append(el('p', { class: 'muted' }, `Write to ${agent.handle} to start.`));
@@ -200,7 +200,7 @@ async function drawActivity() {
     (jobs.failed || []).length ? el('table', {}, (jobs.failed || []).map(j => el('tr', {}, el('td', {}, '#' + j.id), el('td', {}, j.kind), el('td', {}, j.dismissed ? 'dismissed' : j.state), el('td', { class: 'muted' }, j.error))))
       : el('p', { class: 'muted' }, 'None.'),
     el('h2', {}, 'Approvals'),
-    el('table', {}, (appr.approvals || []).map(a => el('tr', {}, el('td', {}, a.tool), el('td', {}, (a.envelope || {}).summary || ''), el('td', {}, a.approval.state)))));
+    el('table', {}, appr.map(a => el('tr', {}, el('td', {}, a.tool), el('td', {}, (a.envelope || {}).summary || ''), el('td', {}, a.approval.state)))));
 }
 
 // --- Settings → Developer ---

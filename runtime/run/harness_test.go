@@ -80,6 +80,7 @@ type harness struct {
 	q        *queue.Queue
 	qpool    *pgxpool.Pool
 	register func(w *river.Workers) error
+	host     *supervisor.ConversationHost
 }
 
 type syncBuffer struct {
@@ -168,7 +169,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	})
 	h.runner = &run.Runner{Pool: pool, Conversations: h.convs, Executor: exec, Tools: h.tools, Catalog: catalog,
 		Accounts: h.accounts, Secrets: secrets, Scrub: scrub, Transport: h.model.TransportConfig(), Insert: h.insert,
-		Host: supervisor.NewConversationHost(sys, tree), Live: h.hub, Log: log,
+		Host: h.hostFor(sys, tree), Live: h.hub, Log: log,
 		Delay: func(time.Duration) time.Duration { return 50 * time.Millisecond }}
 	h.register = func(w *river.Workers) error {
 		river.AddWorker(w, &run.StartWorker{Runner: h.runner})
@@ -181,6 +182,11 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	}
 	h.startQueue()
 	return h
+}
+
+func (h *harness) hostFor(sys *actors.System, tree *supervisor.Tree) *supervisor.ConversationHost {
+	h.host = supervisor.NewConversationHost(sys, tree)
+	return h.host
 }
 
 // startQueue starts a River client working the harness's jobs; the test's end stops it.

@@ -299,3 +299,26 @@ func TestLateResumptionSaysNothing(t *testing.T) {
 		t.Fatalf("%d model requests, want 1", n)
 	}
 }
+
+// The owner stops a turn in the middle of a model step: the turn is closed at once, saying
+// so, and the conversation is free.
+func TestStopClosesTheTurn(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Reply{Stall: true})
+	sent := h.send("think for a long time")
+	pgtest.Eventually(t, "the step to start", func() bool { return len(h.model.Requests()) == 1 })
+	if !h.host.Stop(sent.Conversation.ID, run.ErrStopped) {
+		t.Fatal("nothing to stop")
+	}
+	failed := h.await("run.failed", sent.RunID)
+	if !strings.Contains(string(failed.Payload), "You stopped this turn.") {
+		t.Fatalf("run.failed %s", failed.Payload)
+	}
+	conv, _ := h.convs.Get(context.Background(), sent.Conversation.ID)
+	if conv.ActiveRun != "" {
+		t.Fatal("the stopped run is still in flight")
+	}
+	if h.host.Stop(sent.Conversation.ID, run.ErrStopped) {
+		t.Fatal("stopped a turn that was not running")
+	}
+}

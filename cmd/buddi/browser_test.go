@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"buddi/runtime/provider"
+	pt "buddi/runtime/providertest"
+)
+
+// browser starts headless Chromium (Debian's; .ci/run installs it) and returns a context
+// driving one tab.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("the dashboard tests need Chromium: install Debian's chromium package (.ci/run does)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil { // starts the browser
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// The dashboard in a real browser: send a message to an agent on the scripted model, see the
+// reply stream in, approve the card in place, see the result; then a screenshot at phone
+// width, kept as a test artifact.
+func TestDashboardChatInBrowser(t *testing.T) {
+	model, s, _ := scriptedServe(t)
+	dir := t.TempDir()
+	model.Script(
+		pt.Reply{Text: []string{"Let me ", "set that up."}, InputTokens: 10, OutputTokens: 5,
+			ToolCalls: []pt.ToolCall{{ID: "toolu_1", Name: provider.WireToolName("developer.workspace"), Args: `{"directory":"` + dir + `"}`}}},
+		pt.Text("Your workspace ", "is ready."),
+	)
+	ctx := browser(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
+	type css = chromedp.CSS
+	threadHas := func(text string) chromedp.Action[bool] {
+		return chromedp.Poll[bool](fmt.Sprintf(`(document.querySelector('#thread')||{innerText:''}).innerText.includes(%q)`, text), chromedp.WithPollingTimeout(time.Minute))
+	}
+	steps := []struct {
+		name string
+		do   chromedp.Action[chromedp.Void]
+	}{
+		{"open the chat", chromedp.Navigate(base + "/#/chat/developer")},
+		{"see the composer", chromedp.WaitVisible(css(`form.compose textarea`))},
+		{"type", chromedp.SendKeys(css(`form.compose textarea`), "work in my project")},
+		{"send", chromedp.Click(css(`form.compose button[type=submit]`))},
+		{"see the card", chromedp.WaitVisible(css(`#thread .approval button.primary`))},
+	}
+	for _, st := range steps {
+		if err := chromedp.Do(ctx, st.do); err != nil {
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", st.name, err, page, s.log.String())
+		}
+	}
+	if _, err := chromedp.Run(ctx, threadHas("Let me set that up.")); err != nil {
+		t.Fatalf("the streamed reply: %v", err)
+	}
+	// The rail counts the approval waiting for the owner.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('#rail .count')].map(e => e.textContent).join() === '1'`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		rail, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#rail').innerHTML`))
+		t.Fatalf("the rail's count: %v\n%s", err, rail)
+	}
+	reply, err := chromedp.Run(ctx, chromedp.Text(css(`#thread`)))
+	if err != nil || !strings.Contains(reply, "developer.workspace") {
+		t.Fatalf("before the card, the thread shows (%v):\n%s", err, reply)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(css(`#thread .approval button.primary`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, threadHas("Your workspace is ready.")); err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Text(css(`#thread`)))
+		t.Fatalf("after approving: %v\n%s\nserve log:\n%s", err, text, s.log.String())
+	}
+	// Home shows nothing waiting any more.
+	// (In-page routes change the hash: a Navigate would wait for a load that never comes.)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/home'`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('main').innerText.includes('No approvals are waiting.')`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("home: %v", err)
+	}
+	// A screenshot of the chat at phone width.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/chat/developer'`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, threadHas("Your workspace is ready.")); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
+		t.Fatalf("the chat again: %v\n%s", err, page)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if len(png) < 1000 {
+		t.Fatalf("a screenshot of %d bytes", len(png))
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "dashboard-phone.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
