@@ -26,6 +26,9 @@ type Config struct {
 	WebHost string
 	// WebPort is the dashboard's port. Default 4317; environment BUDDI_WEB_PORT.
 	WebPort int
+	// PreviewPort is where the previews' listener tries first (it steps along when the port
+	// is taken). Default the dashboard's port + 1; environment BUDDI_PREVIEW_PORT.
+	PreviewPort int
 	// PGBinDir, when set, is the only directory searched for initdb and postgres.
 	// Default: /usr/lib/postgresql/<newest>/bin, then PATH. Environment BUDDI_PG_BINDIR.
 	PGBinDir string
@@ -55,6 +58,13 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		}
 		c.WebPort = n
 	}
+	if p := get("BUDDI_PREVIEW_PORT"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1024 || n > 65535 {
+			return Config{}, fmt.Errorf("BUDDI_PREVIEW_PORT=%q is not a port buddi can use: give a number from 1024 to 65535", p)
+		}
+		c.PreviewPort = n
+	}
 	if err := c.fill(); err != nil {
 		return Config{}, err
 	}
@@ -83,6 +93,12 @@ func (c *Config) fill() error {
 	}
 	if c.WebPort == 0 {
 		c.WebPort = DefaultWebPort
+	}
+	if c.PreviewPort == 0 {
+		c.PreviewPort = c.WebPort + 1
+		if c.PreviewPort > 65535 {
+			c.PreviewPort = c.WebPort - 1
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,6 +36,7 @@ import (
 	"buddi/runtime/run"
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
+	"buddi/surfaces/preview"
 	"buddi/version"
 )
 
@@ -94,6 +96,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	defer listener.Close()
+	previewListener, err := preview.Listen(cfg.WebHost, cfg.PreviewPort)
+	if err != nil {
+		return err
+	}
+	defer previewListener.Close()
 
 	src, err := dbsource.Open(ctx, cfg, dbsource.Options{Serving: true, CreateIfMissing: true, Log: log})
 	if err != nil {
@@ -173,11 +180,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		})
 	})
 
+	devStore := developer.NewStore(src.Pool, nil)
+	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Resolve: previewResolver(devStore), Log: log,
+		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
+	previewPort := previewListener.Addr().(*net.TCPAddr).Port
 	qstate := &supervisor.QueueState{}
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
 	parts := supervisor.Parts{
 		Queue: supervisor.Queue(q, qstate),
-		Dashboard: dashboard.Actor(sys, listener, func() *dashboard.Server {
+		Dashboard: dashboard.Actor(sys, listener, func() dashboard.Servable {
 			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
 				Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: catalog, Live: hub,
 					Available: func(ctx context.Context, agent string) (bool, string) {
@@ -200,9 +211,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 						return nil
 					}},
 				Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
-				Remote: cfg.Remote(), PublicHost: cfg.WebHost})
+				Previews: previews{srv: previewSrv, port: previewPort},
+				Remote:   cfg.Remote(), PublicHost: cfg.WebHost})
 		}),
 	}
+	parts.Preview = dashboard.Actor(sys, previewListener, func() dashboard.Servable { return previewSrv })
 	if src.Cluster != nil {
 		parts.Postgres = supervisor.Postgres(sys, src.Cluster)
 	}
@@ -231,7 +244,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}); err != nil {
 		return err
 	}
-	devStore := developer.NewStore(src.Pool, nil)
 	stopSweep := refreshEvery(RemovedAgentSweep, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), RemovedAgentSweep)
 		defer cancel()

@@ -39,6 +39,9 @@ type Parts struct {
 	// Dashboard produces root/surfaces/dashboard, the actor that owns the dashboard's listener
 	// and HTTP server.
 	Dashboard func() actors.Actor
+	// Preview produces root/surfaces/preview, the actor that owns the previews' listener and
+	// proxy.
+	Preview func() actors.Actor
 }
 
 // Tree holds the supervisors, for later spawns under them.
@@ -85,6 +88,11 @@ func Build(sys *actors.System, parts Parts) (*Tree, error) {
 	}
 	if parts.Dashboard != nil {
 		if _, err := sys.Spawn(t.Surfaces, "dashboard", parts.Dashboard); err != nil {
+			return nil, fmt.Errorf("supervision tree: %w", err)
+		}
+	}
+	if parts.Preview != nil {
+		if _, err := sys.Spawn(t.Surfaces, "preview", parts.Preview); err != nil {
 			return nil, fmt.Errorf("supervision tree: %w", err)
 		}
 	}

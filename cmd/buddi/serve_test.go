@@ -19,7 +19,7 @@ import (
 )
 
 var treePaths = []string{
-	"root", "root/postgres", "root/queue", "root/surfaces", "root/surfaces/dashboard",
+	"root", "root/postgres", "root/queue", "root/surfaces", "root/surfaces/dashboard", "root/surfaces/preview",
 	"root/conversations", "root/workspaces", "root/sentinels",
 }
 

@@ -19,12 +19,21 @@ type actor struct {
 	sys    *actors.System
 	addr   string
 	first  net.Listener
-	newSrv func() *Server
-	srv    *Server
+	newSrv func() Servable
+	srv    Servable
 }
 
-// Actor returns the producer of the dashboard actor. first is the listener bound at start.
-func Actor(sys *actors.System, first net.Listener, newSrv func() *Server) func() actors.Actor {
+// Servable is an HTTP server an actor owns: the dashboard's, or the previews'.
+type Servable interface {
+	// Serve answers on l until Shutdown, and returns nil after one.
+	Serve(l net.Listener) error
+	// Shutdown stops taking connections and closes what is open by ctx's end.
+	Shutdown(ctx context.Context) error
+}
+
+// Actor returns the producer of the actor that owns a listener and its server (the
+// dashboard's, the previews'). first is the listener bound at start.
+func Actor(sys *actors.System, first net.Listener, newSrv func() Servable) func() actors.Actor {
 	addr := first.Addr().String()
 	var mu sync.Mutex
 	return func() actors.Actor {
@@ -54,7 +63,7 @@ func (a *actor) Receive(c *actors.Context) {
 			}
 		}()
 	case serveEnded:
-		panic(fmt.Sprintf("dashboard server stopped: %v", m.err))
+		panic(fmt.Sprintf("server on %s stopped: %v", a.addr, m.err))
 	case actors.Drain, actors.Stopping, actors.Restarting:
 		if a.srv == nil {
 			return
@@ -62,7 +71,7 @@ func (a *actor) Receive(c *actors.Context) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := a.srv.Shutdown(ctx); err != nil {
-			c.Log().Warn("dashboard shutdown", "err", err)
+			c.Log().Warn("server shutdown", "addr", a.addr, "err", err)
 		}
 		a.srv = nil
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -266,4 +268,32 @@ func webUI() http.Handler {
 			writeError(w, http.StatusNotFound, "no such page")
 		}
 	})
+}
+
+// Previews issues preview links and reports on previews (seed 000 §12); the gateway
+// implements it over the preview server.
+type Previews interface {
+	// Link returns the URL, on host and the preview port, with a single-use ticket.
+	Link(ctx context.Context, host, plugin, name string) (string, error)
+	// Check reports whether the preview can be opened and whether it uses absolute assets.
+	Check(ctx context.Context, plugin, name string) any
+}
+
+// previewLink is GET /api/preview/{plugin}/{name}/link, behind the dashboard's gate.
+func (s *Server) previewLink(w http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	u, err := s.deps.Previews.Link(r.Context(), strings.Trim(host, "[]"), r.PathValue("plugin"), r.PathValue("name"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"url": u})
+}
+
+// previewCheck is GET /api/preview/{plugin}/{name}/check.
+func (s *Server) previewCheck(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.deps.Previews.Check(r.Context(), r.PathValue("plugin"), r.PathValue("name")))
 }

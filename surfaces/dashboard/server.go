@@ -62,6 +62,8 @@ type Deps struct {
 	Jobs Jobs
 	// Developer serves Settings → Developer; nil leaves those routes out.
 	Developer Developer
+	// Previews serves the preview link and check routes; nil leaves them out.
+	Previews Previews
 	// PublicHost is the name requests may carry in Host besides the loopback names and the
 	// listener's address (BUDDI_WEB_HOST).
 	PublicHost string
@@ -121,6 +123,10 @@ func NewServer(deps Deps) *Server {
 		s.write("POST /api/developer/processes/{agent}/{name}/stop", s.stopProcess)
 		s.write("POST /api/developer/processes/stop-all", s.stopAll)
 		s.write("POST /api/developer/allowed/{id}/forget", s.forget)
+	}
+	if deps.Previews != nil {
+		mux.HandleFunc("GET /api/preview/{plugin}/{name}/link", s.previewLink)
+		mux.HandleFunc("GET /api/preview/{plugin}/{name}/check", s.previewCheck)
 	}
 	mux.Handle("GET /", webUI())
 	s.http = &http.Server{

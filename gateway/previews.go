@@ -1,0 +1,64 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"strconv"
+
+	"buddi/plugins/developer"
+	"buddi/surfaces/preview"
+)
+
+// previewResolver finds a developer preview's port and process among the running processes,
+// on every request.
+func previewResolver(store *developer.Store) preview.Resolver {
+	return func(ctx context.Context, plugin, name string) (preview.Target, error) {
+		if plugin != developer.Name {
+			return preview.Target{}, preview.ErrUnknown
+		}
+		procs, err := store.Processes(ctx, "")
+		if err != nil {
+			return preview.Target{}, err
+		}
+		for _, p := range procs {
+			if p.Name == name && p.Running && p.Port != nil {
+				return preview.Target{Port: *p.Port, Pid: p.Pid}, nil
+			}
+		}
+		return preview.Target{}, preview.ErrUnknown
+	}
+}
+
+// previews is the dashboard's view of the preview server.
+type previews struct {
+	srv  *preview.Server
+	port int
+}
+
+func (p previews) Link(ctx context.Context, host, plugin, name string) (string, error) {
+	return p.srv.Link(ctx, host, p.port, plugin, name)
+}
+
+func (p previews) Check(ctx context.Context, plugin, name string) any {
+	return p.srv.CheckPreview(ctx, plugin, name)
+}
+
+// refusedPorts are the ports a preview never reaches: buddi's two listeners and the
+// database's, when it listens on TCP.
+func refusedPorts(web, prev net.Addr, databaseURL string) []int {
+	var out []int
+	for _, a := range []net.Addr{web, prev} {
+		if _, p, err := net.SplitHostPort(a.String()); err == nil {
+			if n, err := strconv.Atoi(p); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	if u, err := url.Parse(databaseURL); err == nil && u.Port() != "" {
+		if n, err := strconv.Atoi(u.Port()); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}

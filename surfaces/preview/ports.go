@@ -1,0 +1,110 @@
+package preview
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrNotListening means the process does not listen on the port.
+var ErrNotListening = errors.New("preview: the process does not listen on that port")
+
+// listeningInodes returns the socket inodes listening on TCP port (IPv4 and IPv6), read
+// from /proc/net/tcp{,6}.
+func listeningInodes(port int) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		file, err := os.Open(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(file)
+		sc.Scan() // the header
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			_, hexPort, ok := strings.Cut(fields[1], ":")
+			if !ok {
+				continue
+			}
+			if p, err := strconv.ParseUint(hexPort, 16, 32); err == nil && int(p) == port {
+				out[fields[9]] = true
+			}
+		}
+		file.Close()
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ListensOn reports whether the process pid, or a process of the group it leads (what
+// buddi spawned: a dev server's worker may hold the socket), has a socket listening on port
+// among its descriptors. Anything unreadable counts as no.
+func ListensOn(pid, port int) (bool, error) {
+	inodes, err := listeningInodes(port)
+	if err != nil {
+		return false, fmt.Errorf("read the listening sockets: %w", err)
+	}
+	if len(inodes) == 0 {
+		return false, nil
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return false, fmt.Errorf("read /proc: %w", err)
+	}
+	for _, d := range procs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if p != pid && processGroup(p) != pid {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", d.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join("/proc", d.Name(), "fd", fd.Name()))
+			if err != nil {
+				continue
+			}
+			if inode, ok := strings.CutPrefix(target, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// processGroup is pid's process group, or -1 when it cannot be read.
+func processGroup(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return -1
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return -1
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 3 {
+		return -1
+	}
+	g, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return -1
+	}
+	return g
+}

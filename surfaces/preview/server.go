@@ -1,0 +1,286 @@
+package preview
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/surfaces/webauth"
+)
+
+// Target is where a preview's requests go: the port a process said it listens on, and the
+// process (its pid leads the group buddi spawned).
+type Target struct {
+	Port int
+	Pid  int
+}
+
+// ErrUnknown means no running process has that name.
+var ErrUnknown = errors.New("preview: no such running process")
+
+// Resolver finds the target of a plugin's preview by process name, on every request.
+type Resolver func(ctx context.Context, plugin, name string) (Target, error)
+
+// Deps are what the preview server needs.
+type Deps struct {
+	// Pool holds the tickets and preview sessions.
+	Pool *pgxpool.Pool
+	// Resolve finds a preview's target.
+	Resolve Resolver
+	// Refused are ports never proxied to besides the privileged ones: buddi's own listeners
+	// and Postgres's.
+	Refused []int
+	// ListensOn checks that a process listens on a port; nil uses the /proc check.
+	ListensOn func(pid, port int) (bool, error)
+	// Log receives what the server logs. Nil discards.
+	Log *slog.Logger
+}
+
+// Server proxies previews.
+type Server struct {
+	deps    Deps
+	handler http.Handler
+	log     *slog.Logger
+	cur     *http.Server // the server of the current Serve; a restart makes a new one
+
+	mu     sync.Mutex
+	checks map[string]bool // subject → the first HTML response referenced absolute assets
+}
+
+// CookieName is the preview session's cookie, scoped by path to one preview.
+const CookieName = "buddi_preview"
+
+// New builds the preview server.
+func New(deps Deps) *Server {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.ListensOn == nil {
+		deps.ListensOn = ListensOn
+	}
+	s := &Server{deps: deps, log: deps.Log.With("service", "preview"), checks: map[string]bool{}}
+	s.handler = http.HandlerFunc(s.serve)
+	return s
+}
+
+// Handler is the server's handler, for tests.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve answers on l until Shutdown. Each call serves with a new HTTP server, so the actor
+// that owns it can serve again after a restart.
+func (s *Server) Serve(l net.Listener) error {
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.mu.Lock()
+	s.cur = srv
+	s.mu.Unlock()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the current server; proxied websockets are closed with it.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	srv := s.cur
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Shutdown(ctx)
+	_ = srv.Close() // hijacked (upgraded) connections are not tracked by Shutdown
+	return err
+}
+
+// Subject names one preview: "<plugin>/<name>".
+func Subject(plugin, name string) string { return plugin + "/" + name }
+
+// Path is a preview's path prefix on the preview origin.
+func Path(plugin, name string) string { return "/preview/" + plugin + "/" + name + "/" }
+
+var segment = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+func unauthorized(w http.ResponseWriter) { w.WriteHeader(http.StatusUnauthorized) }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/preview/"), "/", 3)
+	if !strings.HasPrefix(r.URL.Path, "/preview/") || len(parts) < 2 || !segment.MatchString(parts[0]) || !segment.MatchString(parts[1]) {
+		unauthorized(w)
+		return
+	}
+	plugin, name := parts[0], parts[1]
+	subject, prefix := Subject(plugin, name), Path(plugin, name)
+	if len(parts) == 2 { // /preview/developer/web → the preview's root, with its slash
+		http.Redirect(w, r, prefix, http.StatusFound)
+		return
+	}
+	if ticket := r.URL.Query().Get("ticket"); ticket != "" {
+		token, ttl, err := webauth.Redeem(r.Context(), s.deps.Pool, ticket, webauth.PurposePreview, subject)
+		if err != nil {
+			unauthorized(w)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: prefix, HttpOnly: true,
+			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(ttl.Seconds())})
+		clean := *r.URL
+		q := clean.Query()
+		q.Del("ticket")
+		clean.RawQuery = q.Encode()
+		http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
+		return
+	}
+	c, err := r.Cookie(CookieName)
+	if err != nil {
+		unauthorized(w)
+		return
+	}
+	if ok, err := webauth.Valid(r.Context(), s.deps.Pool, c.Value, webauth.PurposePreview, subject); err != nil || !ok {
+		unauthorized(w)
+		return
+	}
+	target, err := s.target(r.Context(), plugin, name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	s.proxy(subject, prefix, target).ServeHTTP(w, r)
+}
+
+// target resolves the preview and checks its port, on every request.
+func (s *Server) target(ctx context.Context, plugin, name string) (Target, error) {
+	t, err := s.deps.Resolve(ctx, plugin, name)
+	if err != nil {
+		return t, fmt.Errorf("no running process %s: start it again", name)
+	}
+	if err := s.allowed(t); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func (s *Server) allowed(t Target) error {
+	if t.Port < 1024 || t.Port > 65535 {
+		return fmt.Errorf("port %d is privileged or invalid and is never previewed", t.Port)
+	}
+	for _, p := range append([]int{5432}, s.deps.Refused...) {
+		if t.Port == p {
+			return fmt.Errorf("port %d belongs to buddi or its database and is never previewed", t.Port)
+		}
+	}
+	ok, err := s.deps.ListensOn(t.Pid, t.Port)
+	if err != nil || !ok {
+		return fmt.Errorf("the process is not listening on port %d", t.Port)
+	}
+	return nil
+}
+
+var absoluteAsset = regexp.MustCompile(`(?i)\b(?:src|href)\s*=\s*["']/([^/"'][^"']*)?["']`)
+
+// proxy forwards to the target with the prefix taken off and buddi's cookies taken out; the
+// first HTML response of each preview is read for absolute asset paths.
+func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
+	upstream := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(upstream)
+			pr.Out.URL.Path = "/" + strings.TrimPrefix(pr.In.URL.Path, prefix)
+			pr.Out.URL.RawPath = ""
+			pr.Out.Host = upstream.Host
+			var keep []string
+			for _, c := range pr.In.Cookies() {
+				if !strings.HasPrefix(c.Name, "buddi_") {
+					keep = append(keep, c.Name+"="+c.Value)
+				}
+			}
+			pr.Out.Header.Del("Cookie")
+			if len(keep) > 0 {
+				pr.Out.Header.Set("Cookie", strings.Join(keep, "; "))
+			}
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				return nil
+			}
+			s.mu.Lock()
+			_, seen := s.checks[subject]
+			s.mu.Unlock()
+			if seen {
+				return nil
+			}
+			body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			if err != nil {
+				return err
+			}
+			rest := resp.Body
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), rest), rest}
+			absolute := false
+			for _, m := range absoluteAsset.FindAllStringSubmatch(string(body), -1) {
+				if !strings.HasPrefix(m[1], "preview/") {
+					absolute = true
+					break
+				}
+			}
+			s.mu.Lock()
+			s.checks[subject] = absolute
+			s.mu.Unlock()
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.log.Warn("preview upstream", "subject", subject, "err", err)
+			http.Error(w, "the preview's process did not answer", http.StatusBadGateway)
+		},
+	}
+}
+
+// Check is what the link route's /check reports: whether the process can be previewed now,
+// and whether its first HTML response referenced absolute assets (an app that assumes it
+// lives at the root of a host may break under the path prefix).
+type Check struct {
+	OK             bool   `json:"ok"`
+	AbsoluteAssets bool   `json:"absoluteAssets"`
+	Problem        string `json:"problem,omitempty"`
+}
+
+// CheckPreview reports on a preview.
+func (s *Server) CheckPreview(ctx context.Context, plugin, name string) Check {
+	if _, err := s.target(ctx, plugin, name); err != nil {
+		return Check{Problem: err.Error()}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Check{OK: true, AbsoluteAssets: s.checks[Subject(plugin, name)]}
+}
+
+// Link issues a single-use ticket for one preview and returns the URL that redeems it, on
+// host (the name the owner's browser used for the dashboard) and the preview port.
+func (s *Server) Link(ctx context.Context, host string, port int, plugin, name string) (string, error) {
+	if !segment.MatchString(plugin) || !segment.MatchString(name) {
+		return "", fmt.Errorf("no preview %s/%s: %w", plugin, name, ErrUnknown)
+	}
+	if _, err := s.target(ctx, plugin, name); err != nil {
+		return "", err
+	}
+	ticket, err := webauth.Issue(ctx, s.deps.Pool, webauth.PurposePreview, Subject(plugin, name))
+	if err != nil {
+		return "", err
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + Path(plugin, name) + "?ticket=" + url.QueryEscape(ticket), nil
+}
