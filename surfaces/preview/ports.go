@@ -48,44 +48,75 @@ func listeningInodes(port int) (map[string]bool, error) {
 	return out, nil
 }
 
+// Listening is a verified listening socket: which descriptor of which process holds it. A
+// later request checks only that the descriptor still names the same socket (one readlink):
+// a listening socket never changes its port, and a closed one frees its inode.
+type Listening struct {
+	Pid, FD int
+	Link    string // "socket:[inode]"
+}
+
+// Still reports whether the descriptor still holds the socket.
+func (l Listening) Still() bool {
+	target, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(l.Pid), "fd", strconv.Itoa(l.FD)))
+	return err == nil && target == l.Link
+}
+
+// FindListening finds the descriptor by which pid, or a process of the group it leads,
+// listens on port.
+func FindListening(pid, port int) (Listening, bool, error) {
+	inodes, err := listeningInodes(port)
+	if err != nil {
+		return Listening{}, false, fmt.Errorf("read the listening sockets: %w", err)
+	}
+	if len(inodes) == 0 {
+		return Listening{}, false, nil
+	}
+	// The process itself first (the usual case), then its group.
+	if l, ok := socketAmong(pid, inodes); ok {
+		return l, true, nil
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return Listening{}, false, fmt.Errorf("read /proc: %w", err)
+	}
+	for _, d := range procs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil || p == pid || processGroup(p) != pid {
+			continue
+		}
+		if l, ok := socketAmong(p, inodes); ok {
+			return l, true, nil
+		}
+	}
+	return Listening{}, false, nil
+}
+
+func socketAmong(pid int, inodes map[string]bool) (Listening, bool) {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return Listening{}, false
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join(dir, fd.Name()))
+		if err != nil {
+			continue
+		}
+		if inode, ok := strings.CutPrefix(target, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
+			n, _ := strconv.Atoi(fd.Name())
+			return Listening{Pid: pid, FD: n, Link: target}, true
+		}
+	}
+	return Listening{}, false
+}
+
 // ListensOn reports whether the process pid, or a process of the group it leads (what
 // buddi spawned: a dev server's worker may hold the socket), has a socket listening on port
 // among its descriptors. Anything unreadable counts as no.
 func ListensOn(pid, port int) (bool, error) {
-	inodes, err := listeningInodes(port)
-	if err != nil {
-		return false, fmt.Errorf("read the listening sockets: %w", err)
-	}
-	if len(inodes) == 0 {
-		return false, nil
-	}
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
-		return false, fmt.Errorf("read /proc: %w", err)
-	}
-	for _, d := range procs {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if p != pid && processGroup(p) != pid {
-			continue
-		}
-		fds, err := os.ReadDir(filepath.Join("/proc", d.Name(), "fd"))
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			target, err := os.Readlink(filepath.Join("/proc", d.Name(), "fd", fd.Name()))
-			if err != nil {
-				continue
-			}
-			if inode, ok := strings.CutPrefix(target, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
+	_, ok, err := FindListening(pid, port)
+	return ok, err
 }
 
 // processGroup is pid's process group, or -1 when it cannot be read.

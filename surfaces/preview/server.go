@@ -44,7 +44,8 @@ type Deps struct {
 	// Refused are ports never proxied to besides the privileged ones: buddi's own listeners
 	// and Postgres's.
 	Refused []int
-	// ListensOn checks that a process listens on a port; nil uses the /proc check.
+	// ListensOn checks that a process listens on a port; nil uses the /proc check, with the
+	// socket found once and its descriptor rechecked on every request.
 	ListensOn func(pid, port int) (bool, error)
 	// Log receives what the server logs. Nil discards.
 	Log *slog.Logger
@@ -57,9 +58,17 @@ type Server struct {
 	log     *slog.Logger
 	cur     *http.Server // the server of the current Serve; a restart makes a new one
 
-	mu     sync.Mutex
-	checks map[string]bool // subject → the first HTML response referenced absolute assets
+	mu        sync.Mutex
+	checks    map[string]bool         // subject → the first HTML response referenced absolute assets
+	verified  map[Target]Listening    // a target's socket, found once, rechecked by one readlink
+	sessions  map[string]time.Time    // subject + token → when the database last said it is valid
+	proxies   map[string]http.Handler // by subject and upstream port
+	transport *http.Transport         // to the dev servers, with keep-alive
 }
+
+// sessionRecheck is how long a preview session, once found valid, is trusted before the
+// database is asked again.
+const sessionRecheck = 30 * time.Second
 
 // CookieName is the preview session's cookie, scoped by path to one preview.
 const CookieName = "buddi_preview"
@@ -69,10 +78,9 @@ func New(deps Deps) *Server {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	if deps.ListensOn == nil {
-		deps.ListensOn = ListensOn
-	}
-	s := &Server{deps: deps, log: deps.Log.With("service", "preview"), checks: map[string]bool{}}
+	s := &Server{deps: deps, log: deps.Log.With("service", "preview"), checks: map[string]bool{},
+		verified: map[Target]Listening{}, sessions: map[string]time.Time{}, proxies: map[string]http.Handler{},
+		transport: &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 5 * time.Minute}}
 	s.handler = http.HandlerFunc(s.serve)
 	return s
 }
@@ -149,7 +157,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w)
 		return
 	}
-	if ok, err := webauth.Valid(r.Context(), s.deps.Pool, c.Value, webauth.PurposePreview, subject); err != nil || !ok {
+	if !s.validSession(r.Context(), subject, c.Value) {
 		unauthorized(w)
 		return
 	}
@@ -158,7 +166,43 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	s.proxy(subject, prefix, target).ServeHTTP(w, r)
+	s.proxyFor(subject, prefix, target).ServeHTTP(w, r)
+}
+
+func (s *Server) validSession(ctx context.Context, subject, token string) bool {
+	key := subject + "\x00" + token
+	s.mu.Lock()
+	at, ok := s.sessions[key]
+	s.mu.Unlock()
+	if ok && time.Since(at) < sessionRecheck {
+		return true
+	}
+	valid, err := webauth.Valid(ctx, s.deps.Pool, token, webauth.PurposePreview, subject)
+	if err != nil || !valid {
+		return false
+	}
+	s.mu.Lock()
+	if len(s.sessions) > 1024 {
+		clear(s.sessions)
+	}
+	s.sessions[key] = time.Now()
+	s.mu.Unlock()
+	return true
+}
+
+func (s *Server) proxyFor(subject, prefix string, t Target) http.Handler {
+	key := subject + ":" + strconv.Itoa(t.Port)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.proxies[key]
+	if !ok {
+		if len(s.proxies) > 256 {
+			clear(s.proxies)
+		}
+		p = s.proxy(subject, prefix, t)
+		s.proxies[key] = p
+	}
+	return p
 }
 
 // target resolves the preview and checks its port, on every request.
@@ -182,10 +226,28 @@ func (s *Server) allowed(t Target) error {
 			return fmt.Errorf("port %d belongs to buddi or its database and is never previewed", t.Port)
 		}
 	}
-	ok, err := s.deps.ListensOn(t.Pid, t.Port)
+	if s.deps.ListensOn != nil {
+		if ok, err := s.deps.ListensOn(t.Pid, t.Port); err != nil || !ok {
+			return fmt.Errorf("the process is not listening on port %d", t.Port)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	l, ok := s.verified[t]
+	s.mu.Unlock()
+	if ok && l.Still() {
+		return nil
+	}
+	l, ok, err := FindListening(t.Pid, t.Port)
 	if err != nil || !ok {
+		s.mu.Lock()
+		delete(s.verified, t)
+		s.mu.Unlock()
 		return fmt.Errorf("the process is not listening on port %d", t.Port)
 	}
+	s.mu.Lock()
+	s.verified[t] = l
+	s.mu.Unlock()
 	return nil
 }
 
@@ -196,6 +258,7 @@ var absoluteAsset = regexp.MustCompile(`(?i)\b(?:src|href)\s*=\s*["']/([^/"'][^"
 func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 	upstream := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))}
 	return &httputil.ReverseProxy{
+		Transport: s.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(upstream)
 			pr.Out.URL.Path = "/" + strings.TrimPrefix(pr.In.URL.Path, prefix)
