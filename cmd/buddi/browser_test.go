@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,6 +120,91 @@ func TestDashboardChatInBrowser(t *testing.T) {
 		t.Fatalf("a screenshot of %d bytes", len(png))
 	}
 	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "dashboard-phone.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A preview in a real browser: the agent starts a dev server (a page whose script talks over a
+// websocket) in its workspace, the owner opens the preview through its link, and the page and
+// a websocket message that came through the proxy are seen.
+func TestPreviewInBrowser(t *testing.T) {
+	model, s, vars, _ := scriptedServeAt(t)
+	ws, bin := t.TempDir(), t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "buddi-devserver"), "buddi/internal/devserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the dev server: %v\n%s", err, out)
+	}
+	// The workspace keeps the PATH it is set with: the dev server is a program on it.
+	withBin := append([]string(nil), vars...)
+	for i, kv := range withBin {
+		if strings.HasPrefix(kv, "PATH=") {
+			withBin[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	if code, out, errOut := runBuddi(t, withBin, time.Minute, "developer", "workspace", "set", ws); code != 0 {
+		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
+	}
+	port := freeTestPort(t)
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"),
+			Args: fmt.Sprintf(`{"name":"web","command":"buddi-devserver %d","port":%d}`, port, port)}),
+		pt.Text("It is running."),
+	)
+	code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "start the dev server")
+	if code != 0 {
+		t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "✓ developer.start") {
+		t.Fatalf("the dev server did not start:\n%s", errOut)
+	}
+	waitFor(t, "the dev server to listen", time.Minute, func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
+	var link struct{ URL string }
+	getJSON(t, base+"/api/preview/developer/web/link", &link)
+	if !strings.Contains(link.URL, "/preview/developer/web/?ticket=") || strings.Contains(link.URL, fmt.Sprintf(":%d/", s.port)) {
+		t.Fatalf("link %q: want the preview origin, never the dashboard's", link.URL)
+	}
+	ctx := browser(t)
+	// The link redeems the ticket and redirects to the clean path, where the page loads.
+	if err := chromedp.Do(ctx, chromedp.Navigate(link.URL), chromedp.WaitVisible(chromedp.CSS(`#ws`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(document.getElementById('ws')||{}).textContent === 'pong to ping via websocket'`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + '\n' + document.body.innerText`))
+		t.Fatalf("the preview: %v\n%s\nserve log:\n%s", err, page, s.log.String())
+	}
+	href, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	if strings.Contains(href, "ticket=") {
+		t.Fatalf("the ticket stayed in the address: %s", href)
+	}
+	var check struct {
+		OK             bool
+		AbsoluteAssets bool `json:"absoluteAssets"`
+	}
+	getJSON(t, base+"/api/preview/developer/web/check", &check)
+	if !check.OK || check.AbsoluteAssets {
+		t.Fatalf("check: %+v", check)
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
 	}
 }

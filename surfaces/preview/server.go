@@ -263,7 +263,11 @@ func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 			pr.SetURL(upstream)
 			pr.Out.URL.Path = "/" + strings.TrimPrefix(pr.In.URL.Path, prefix)
 			pr.Out.URL.RawPath = ""
-			pr.Out.Host = upstream.Host
+			// The Host the browser used stays: dev servers compare it with the Origin of a
+			// websocket (a rewritten Host would make every hot-reload socket look cross-site).
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+			pr.Out.Header.Set("X-Forwarded-Prefix", strings.TrimSuffix(prefix, "/"))
 			var keep []string
 			for _, c := range pr.In.Cookies() {
 				if !strings.HasPrefix(c.Name, "buddi_") {
