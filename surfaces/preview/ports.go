@@ -52,8 +52,9 @@ func listeningInodes(port int) (map[string]bool, error) {
 // later request checks only that the descriptor still names the same socket (one readlink):
 // a listening socket never changes its port, and a closed one frees its inode.
 type Listening struct {
-	Pid, FD int
-	Link    string // "socket:[inode]"
+	Pid  int    // the process holding the socket
+	FD   int    // its descriptor
+	Link string // "socket:[inode]"
 }
 
 // Still reports whether the descriptor still holds the socket.

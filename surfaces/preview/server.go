@@ -25,8 +25,8 @@ import (
 // Target is where a preview's requests go: the port a process said it listens on, and the
 // process (its pid leads the group buddi spawned).
 type Target struct {
-	Port int
-	Pid  int
+	Port int // the port the process said it listens on
+	Pid  int // the process, leader of the group buddi spawned
 }
 
 // ErrUnknown means no running process has that name.
@@ -321,9 +321,9 @@ func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 // and whether its first HTML response referenced absolute assets (an app that assumes it
 // lives at the root of a host may break under the path prefix).
 type Check struct {
-	OK             bool   `json:"ok"`
-	AbsoluteAssets bool   `json:"absoluteAssets"`
-	Problem        string `json:"problem,omitempty"`
+	OK             bool   `json:"ok"`                // the preview can be opened now
+	AbsoluteAssets bool   `json:"absoluteAssets"`    // its first page referenced /… assets
+	Problem        string `json:"problem,omitempty"` // why not, when not OK
 }
 
 // CheckPreview reports on a preview.
