@@ -45,7 +45,7 @@ func TestShippedExamplesLoad(t *testing.T) {
 			if !ok {
 				t.Fatal("no @dev")
 			}
-			want := []string{"workspace", "read", "list", "search", "write", "edit", "run", "start", "output", "stop", "git", "summarise"}
+			want := []string{"workspace", "read", "list", "search", "write", "edit", "run", "start", "output", "stop", "git", "screenshot", "preview", "summarise"}
 			for i := range want {
 				want[i] = "developer." + want[i]
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/artifact"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/runlist"
 	"buddi/queue"
@@ -132,4 +133,15 @@ func (d developerSettings) Forget(ctx context.Context, id int64) error {
 		return fmt.Errorf("no allowed command %d: %w", id, dashboard.ErrNotFound)
 	}
 	return err
+}
+
+// artifactFiles opens core's artifacts for the page.
+type artifactFiles struct{ store *artifact.Store }
+
+func (a artifactFiles) Open(ctx context.Context, id string) (string, []byte, error) {
+	art, data, err := a.store.Open(ctx, id)
+	if errors.Is(err, artifact.ErrNotFound) {
+		return "", nil, fmt.Errorf("no artifact %s: %w", id, dashboard.ErrNotFound)
+	}
+	return art.MediaType, data, err
 }

@@ -7,11 +7,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/artifact"
 	"buddi/migrations"
 	"buddi/plugins"
 	"buddi/plugins/developer"
+	"buddi/plugins/developer/shot"
 	"buddi/runtime/run"
 	"buddi/supervisor"
+	"buddi/surfaces/preview"
 )
 
 // Manifests are the plugins compiled into this build, over the application's pool, the
@@ -19,10 +22,38 @@ import (
 // elsewhere). The composition root is the one place that names them; core never imports a
 // plugin.
 func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
+	return ServeManifests(pool, home, processes, nil)
+}
+
+// ServeManifests are the Manifests as buddi serve runs them: with the preview server behind
+// developer.preview, headless Chromium behind developer.screenshot, and core's artifact store.
+func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server) []plugins.Manifest {
+	deps := developer.Deps{Pool: pool, DataDir: home, Processes: processes}
+	if previews != nil {
+		deps.Previews = previewChecker{previews}
+		deps.Screenshots = shot.Chromium{}
+		deps.Artifacts = artifacts{artifact.NewStore(pool, home)}
+	}
 	return []plugins.Manifest{
-		developer.Manifest(developer.Deps{Pool: pool, DataDir: home, Processes: processes}),
+		developer.Manifest(deps),
 		run.Manifest(pool),
 	}
+}
+
+// previewChecker answers developer.preview from the preview server.
+type previewChecker struct{ srv *preview.Server }
+
+func (p previewChecker) Check(ctx context.Context, name string) (bool, bool, string) {
+	c := p.srv.CheckPreview(ctx, developer.Name, name)
+	return c.OK, c.AbsoluteAssets, c.Problem
+}
+
+// artifacts keeps developer.screenshot's files in core's store.
+type artifacts struct{ store *artifact.Store }
+
+func (a artifacts) Save(ctx context.Context, agent, conv, runID, name, mediaType, source string, data []byte) (string, error) {
+	saved, err := a.store.Save(ctx, artifact.Artifact{Agent: agent, ConversationID: conv, RunID: runID, Name: name, MediaType: mediaType, Source: source}, data)
+	return saved.ID, err
 }
 
 // processHost hands the developer plugin's processes to the supervision tree's host, which

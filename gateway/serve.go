@@ -18,6 +18,7 @@ import (
 
 	"buddi/actors"
 	"buddi/config"
+	"buddi/core/artifact"
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
 	"buddi/core/executor"
@@ -114,7 +115,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		}
 	}()
 	procs := &processHost{}
-	manifests := Manifests(src.Pool, cfg.Home, procs)
+	devStore := developer.NewStore(src.Pool, nil)
+	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Resolve: previewResolver(devStore), Log: log,
+		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
+	previewPort := previewListener.Addr().(*net.TCPAddr).Port
+	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv)
 	if _, err := migrations.Up(ctx, src.Pool, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
@@ -180,10 +185,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		})
 	})
 
-	devStore := developer.NewStore(src.Pool, nil)
-	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Resolve: previewResolver(devStore), Log: log,
-		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
-	previewPort := previewListener.Addr().(*net.TCPAddr).Port
 	qstate := &supervisor.QueueState{}
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
 	parts := supervisor.Parts{
@@ -211,8 +212,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 						return nil
 					}},
 				Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
-				Previews: previews{srv: previewSrv, port: previewPort},
-				Remote:   cfg.Remote(), PublicHost: cfg.WebHost})
+				Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifact.NewStore(src.Pool, cfg.Home)},
+				Remote: cfg.Remote(), PublicHost: cfg.WebHost})
 		}),
 	}
 	parts.Preview = dashboard.Actor(sys, previewListener, func() dashboard.Servable { return previewSrv })

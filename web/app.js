@@ -94,13 +94,29 @@ async function drawHome() {
 }
 
 // --- Chat ---
+// toolData draws a tool's structured output: an image artifact, or a preview to open.
+function toolData(data) {
+  if (!data) return null;
+  if (data.renderer === 'image' && /^[0-9a-f-]{36}$/.test(data.artifact || '')) {
+    return el('img', { class: 'artifact', src: '/api/artifacts/' + data.artifact, alt: data.title || 'screenshot' });
+  }
+  if (data.renderer === 'preview' && typeof data.src === 'string') {
+    const name = data.src.split('/').filter(Boolean)[2] || '';
+    return el('button', { class: 'primary', onclick: async () => {
+      try { const { url } = await api('GET', `/api/preview/developer/${encodeURIComponent(name)}/link`); window.open(url, '_blank', 'noopener'); }
+      catch (e) { say(e.message); }
+    } }, 'Open the preview of ' + (data.title || name));
+  }
+  return null;
+}
+
 function renderEntry(e) {
   const b = e.body || {};
   switch (e.kind) {
     case 'user': return el('div', { class: 'msg user' }, b.text);
     case 'owner-adds': return el('div', { class: 'msg user' }, b.text);
     case 'marker': return el('div', { class: 'msg marker' }, 'This turn failed and was not answered.');
-    case 'tool': return el('div', { class: 'tool' }, (b.is_error ? '✗ ' : '✓ ') + b.tool + ': ', el('pre', {}, b.content));
+    case 'tool': return el('div', { class: 'tool' }, (b.is_error ? '✗ ' : '✓ ') + b.tool + ': ', el('pre', {}, b.content), toolData(b.data));
     case 'assistant': return (b.parts || []).map(p => p.type === 'text'
       ? el('div', { class: 'msg assistant' }, p.text)
       : el('div', { class: 'tool' }, '→ ' + p.name + ' ' + JSON.stringify(p.args)));
@@ -171,7 +187,7 @@ function watch(runID) {
         chat.streaming.textContent += ev.text;
         break;
       case 'tool.call': chat.streaming = null; thread.append(el('div', { class: 'tool' }, '→ ' + ev.tool + ' ' + (ev.args || ''))); break;
-      case 'tool.result': thread.append(el('div', { class: 'tool' }, (ev.is_error ? '✗ ' : '✓ ') + ev.tool + ': ', el('pre', {}, ev.text))); break;
+      case 'tool.result': thread.append(el('div', { class: 'tool' }, (ev.is_error ? '✗ ' : '✓ ') + ev.tool + ': ', el('pre', {}, ev.text), toolData(ev.data))); break;
       case 'approval':
         chat.streaming = null;
         thread.append(approvalCard({ id: ev.action_id, tool: ev.tool, agent: chat.agent, envelope: { summary: ev.text, preview: ev.preview } }));
@@ -216,7 +232,8 @@ async function drawDeveloper() {
       : el('p', { class: 'muted' }, 'No agent has a workspace.'),
     el('h2', {}, 'Running processes'),
     d.processes.length ? el('div', {}, el('table', {}, d.processes.map(p => el('tr', {}, el('td', {}, p.agent), el('td', {}, p.name), el('td', {}, (p.argv || []).join(' ')), el('td', {}, p.port || ''),
-      el('td', {}, el('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${p.agent}/${p.name}/stop`), 'Stopped ' + p.name) }, 'Stop'))))),
+      el('td', {}, p.port ? toolData({ renderer: 'preview', src: `/preview/developer/${p.name}/`, title: p.name }) : null, ' ',
+        el('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${p.agent}/${p.name}/stop`), 'Stopped ' + p.name) }, 'Stop'))))),
       el('button', { class: 'danger', onclick: () => act(() => api('POST', '/api/developer/processes/stop-all'), 'Stopped all') }, 'Stop all processes'))
       : el('p', { class: 'muted' }, 'No process is running.'),
     el('h2', {}, 'Commands you allowed'),

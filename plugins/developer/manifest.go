@@ -60,6 +60,13 @@ type Deps struct {
 	// Processes supervises long-lived processes (developer.start). buddi serve gives the actor
 	// tree's host; nil keeps them in the plugin, stopped only by developer.stop.
 	Processes ProcessHost
+	// Previews asks buddi's preview server about a process's preview; nil refuses
+	// developer.preview.
+	Previews PreviewChecker
+	// Screenshots takes screenshots (headless Chromium); nil refuses developer.screenshot.
+	Screenshots Screenshotter
+	// Artifacts keeps the screenshots; nil refuses developer.screenshot.
+	Artifacts ArtifactStore
 	// LookPath finds a program on buddi's PATH; developer.search asks it for "rg". Tests
 	// make ripgrep absent through it. Default: exec.LookPath.
 	LookPath func(file string) (string, error)
@@ -140,6 +147,8 @@ func Manifest(deps Deps) plugins.Manifest {
 			&stopTool{p: p},
 			&gitTool{p: p},
 			&summariseTool{p: p},
+			&previewTool{p: p},
+			&screenshotTool{p: p},
 		},
 		Views: []plugins.ViewDescriptor{
 			{Tool: Name + ".read", Renderer: "document"},

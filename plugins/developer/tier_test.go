@@ -29,7 +29,7 @@ func TestManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"developer.edit", "developer.git", "developer.list", "developer.output", "developer.read", "developer.run", "developer.search", "developer.start", "developer.stop", "developer.summarise", "developer.workspace", "developer.write"}
+	want := []string{"developer.edit", "developer.git", "developer.list", "developer.output", "developer.preview", "developer.read", "developer.run", "developer.screenshot", "developer.search", "developer.start", "developer.stop", "developer.summarise", "developer.workspace", "developer.write"}
 	specs := reg.Tools()
 	if len(specs) != len(want) {
 		t.Fatalf("got %d tools, want %v", len(specs), want)

@@ -9,6 +9,7 @@
 package live
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -29,6 +30,8 @@ type Event struct {
 	Preview string `json:"preview,omitempty"`  // an approval card's preview
 	Args    string `json:"args,omitempty"`     // a tool call's arguments, scrubbed
 	IsError bool   `json:"is_error,omitempty"` // a tool's answer reports a failure
+	// Data is a tool answer's structured output for the surfaces (a renderer and its input).
+	Data json.RawMessage `json:"data,omitempty"`
 	// Retry is set on run.failed when a retry is honest.
 	Retry bool      `json:"retry,omitempty"`
 	At    time.Time `json:"at"` // when it was published

@@ -459,6 +459,9 @@ func (r *Runner) answer(ctx context.Context, m Meta, a agents.Agent, st state) (
 func (r *Runner) record(ctx context.Context, m Meta, c provider.ToolCall, body toolBody) error {
 	body.CallID, body.Tool = c.ID, c.Name
 	body.Content = r.scrub(body.Content)
+	if len(body.Data) > 0 && r.Scrub != nil {
+		body.Data = r.Scrub.JSON(body.Data)
+	}
 	wctx := context.WithoutCancel(ctx)
 	err := pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
 		_, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindTool, body)
@@ -467,7 +470,7 @@ func (r *Runner) record(ctx context.Context, m Meta, c provider.ToolCall, body t
 	if err != nil {
 		return err
 	}
-	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.result", Tool: c.Name, CallID: c.ID, Text: body.Content, IsError: body.IsError})
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.result", Tool: c.Name, CallID: c.ID, Text: body.Content, IsError: body.IsError, Data: body.Data})
 	return nil
 }
 
@@ -523,7 +526,7 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 		return toolBody{Content: "Refused: " + prop.Refusal, IsError: true}, "", nil
 	case prop.Result != nil:
 		asked := !prop.Result.IsError && r.spec(c.Name).WaitsForOwner
-		return toolBody{Content: prop.Result.Text, IsError: prop.Result.IsError, Asked: asked}, "", nil
+		return toolBody{Content: prop.Result.Text, IsError: prop.Result.IsError, Asked: asked, Data: prop.Result.Data}, "", nil
 	case prop.Action != nil:
 		rec := *prop.Action
 		if rec.Approval.State == action.Pending {
@@ -546,7 +549,7 @@ func answerFromAction(rec action.Record) (toolBody, string, error) {
 	case action.Pending, action.Approved, action.Executing:
 		return toolBody{}, rec.ID, nil
 	case action.Succeeded:
-		return toolBody{Content: res.Text, IsError: res.IsError}, "", nil
+		return toolBody{Content: res.Text, IsError: res.IsError, Data: res.Data}, "", nil
 	case action.Failed:
 		text := res.Text
 		if text == "" {

@@ -32,6 +32,9 @@ type (
 		// Asked marks the answer of a successful call of a tool that waits for the owner:
 		// every later call of the run is blocked.
 		Asked bool `json:"asked,omitempty"`
+		// Data is the tool's structured output for the surfaces (a renderer and what it
+		// draws); the model reads Content only.
+		Data json.RawMessage `json:"data,omitempty"`
 	}
 )
 

@@ -297,3 +297,30 @@ func (s *Server) previewLink(w http.ResponseWriter, r *http.Request) {
 func (s *Server) previewCheck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.deps.Previews.Check(r.Context(), r.PathValue("plugin"), r.PathValue("name")))
 }
+
+// Artifacts opens stored files (screenshots) for the page.
+type Artifacts interface {
+	// Open returns an artifact's media type and bytes, or an error matching ErrNotFound.
+	Open(ctx context.Context, id string) (mediaType string, data []byte, err error)
+}
+
+// artifact serves GET /api/artifacts/{id}: the file, with its media type, never sniffed or
+// rendered as a page of buddi's origin.
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
+	mediaType, data, err := s.deps.Artifacts.Open(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.answer(w, err, nil)
+		return
+	}
+	switch mediaType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+	default:
+		mediaType = "application/octet-stream"
+		w.Header().Set("Content-Disposition", "attachment")
+	}
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	_, _ = w.Write(data)
+}

@@ -64,6 +64,8 @@ type Deps struct {
 	Developer Developer
 	// Previews serves the preview link and check routes; nil leaves them out.
 	Previews Previews
+	// Artifacts serves stored files; nil leaves the route out.
+	Artifacts Artifacts
 	// PublicHost is the name requests may carry in Host besides the loopback names and the
 	// listener's address (BUDDI_WEB_HOST).
 	PublicHost string
@@ -127,6 +129,9 @@ func NewServer(deps Deps) *Server {
 	if deps.Previews != nil {
 		mux.HandleFunc("GET /api/preview/{plugin}/{name}/link", s.previewLink)
 		mux.HandleFunc("GET /api/preview/{plugin}/{name}/check", s.previewCheck)
+	}
+	if deps.Artifacts != nil {
+		mux.HandleFunc("GET /api/artifacts/{id}", s.artifact)
 	}
 	mux.Handle("GET /", webUI())
 	s.http = &http.Server{
