@@ -13,16 +13,19 @@ import (
 // PreviewChecker asks buddi's preview server about a process's preview (§12): whether it
 // can be opened now, and whether its first page used absolute asset paths.
 type PreviewChecker interface {
+	// Check reports on the preview of the process name.
 	Check(ctx context.Context, name string) (ok, absoluteAssets bool, problem string)
 }
 
 // Screenshotter takes a PNG of the whole page at url in a window of width × height.
 type Screenshotter interface {
+	// Screenshot loads url and returns the PNG.
 	Screenshot(ctx context.Context, url string, width, height int) ([]byte, error)
 }
 
 // ArtifactStore keeps a file the owner sees on the canvas and returns its id.
 type ArtifactStore interface {
+	// Save keeps data and returns the artifact's id.
 	Save(ctx context.Context, agent, conversationID, runID, name, mediaType, source string, data []byte) (string, error)
 }
 

@@ -29,7 +29,7 @@ func Find() (string, error) {
 
 // Chromium takes screenshots with the browser at Path (Find's when empty).
 type Chromium struct {
-	Path string
+	Path string // the browser's executable; empty: Find's
 }
 
 // Screenshot loads url in a window width × height wide and returns a PNG of the whole page.
