@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -22,7 +23,14 @@ type failedJobs struct {
 }
 
 func (j failedJobs) Failed(ctx context.Context, all bool) (any, error) {
-	return queue.Failed(ctx, j.pool, all, 200)
+	jobs, err := queue.Failed(ctx, j.pool, all, 200)
+	if err != nil {
+		return nil, err
+	}
+	if jobs == nil {
+		jobs = []queue.FailedJob{}
+	}
+	return map[string]any{"failed": jobs, "causes": queue.Group(jobs, time.Now())}, nil
 }
 
 func (j failedJobs) Retry(ctx context.Context, id int64) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 )
 
 // QuietAfter is how old a failed job is when it counts as dismissed without a write
@@ -81,6 +82,12 @@ func Dismiss(ctx context.Context, pool *pgxpool.Pool, id int64, by string) error
 
 // Retry runs a failed job again now (lifting its attempt cap) and clears its dismissal.
 func (q *Queue) Retry(ctx context.Context, pool *pgxpool.Pool, id int64) error {
+	return Retry(ctx, pool, q.client, id)
+}
+
+// Retry runs a failed job again now through client (an insert-only client will do), lifting
+// its attempt cap, and clears its dismissal.
+func Retry(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], id int64) error {
 	var state string
 	if err := pool.QueryRow(ctx, `SELECT state::text FROM river.river_job WHERE id = $1`, id).Scan(&state); err != nil || (state != "discarded" && state != "cancelled") {
 		return fmt.Errorf("job %d: %w", id, ErrNotFailed)
@@ -88,7 +95,7 @@ func (q *Queue) Retry(ctx context.Context, pool *pgxpool.Pool, id int64) error {
 	if _, err := pool.Exec(ctx, `UPDATE river.river_job SET max_attempts = attempt + 1 WHERE id = $1 AND max_attempts <= attempt`, id); err != nil {
 		return fmt.Errorf("retry job %d: %w", id, err)
 	}
-	if _, err := q.client.JobRetry(ctx, id); err != nil {
+	if _, err := client.JobRetry(ctx, id); err != nil {
 		return fmt.Errorf("retry job %d: %w", id, err)
 	}
 	if _, err := pool.Exec(ctx, `DELETE FROM core.job_dismissals WHERE job_id = $1`, id); err != nil {

@@ -86,7 +86,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		// then is what the owner waits for (the default 1 s made the 99th percentile of a
 		// turn's first token a whole second).
 		FetchPollInterval: 100 * time.Millisecond,
-		JobTimeout:    5 * time.Minute,
+		JobTimeout:        5 * time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: new client: %w", err)

@@ -212,8 +212,13 @@ async function drawActivity() {
     el('h2', {}, 'Events'),
     el('table', {}, el('tr', {}, el('th', {}, 'when'), el('th', {}, 'event'), el('th', {}, 'details')),
       evs.events.map(e => el('tr', {}, el('td', {}, new Date(e.created_at).toLocaleTimeString()), el('td', {}, e.kind), el('td', { class: 'muted' }, JSON.stringify(e.payload).slice(0, 160))))),
-    el('h2', {}, 'Jobs that failed'),
-    (jobs.failed || []).length ? el('table', {}, (jobs.failed || []).map(j => el('tr', {}, el('td', {}, '#' + j.id), el('td', {}, j.kind), el('td', {}, j.dismissed ? 'dismissed' : j.state), el('td', { class: 'muted' }, j.error))))
+    el('h2', {}, 'Jobs that failed, by cause'),
+    (jobs.causes || []).length ? (jobs.causes || []).map(c => el('div', { class: 'card' },
+      el('div', {}, el('strong', {}, `${c.jobs.length} failed: `), c.why, c.passed ? ' It has plausibly passed.' : ''),
+      el('table', {}, c.jobs.map(id => (jobs.failed || []).find(j => j.id === id)).filter(Boolean).map(j => el('tr', {},
+        el('td', {}, '#' + j.id), el('td', {}, j.kind), el('td', {}, j.dismissed ? 'dismissed' : j.state),
+        el('td', {}, el('button', { class: c.passed ? 'primary' : '', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'), ' ',
+          j.dismissed ? null : el('button', { onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss')))))))
       : el('p', { class: 'muted' }, 'None.'),
     el('h2', {}, 'Approvals'),
     el('table', {}, appr.map(a => el('tr', {}, el('td', {}, a.tool), el('td', {}, (a.envelope || {}).summary || ''), el('td', {}, a.approval.state)))));

@@ -115,6 +115,31 @@ func TestAskJSONAndFailure(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "refused this account's key") {
 		t.Fatalf("a refused key: exit %d\n%s", code, errOut)
 	}
+	// The failed run is a failed job, grouped by its cause; dismissed, it is no longer counted.
+	var jobs struct {
+		Failed []struct{ ID int64 }      `json:"failed"`
+		Causes []struct{ Family string } `json:"causes"`
+	}
+	// (River records the job's end just after the turn is closed.)
+	waitFor(t, "the failed job", time.Minute, func() bool {
+		code, out, _ = runBuddi(t, vars, time.Minute, "jobs", "--json")
+		return code == 0 && json.Unmarshal([]byte(out), &jobs) == nil && len(jobs.Failed) == 1
+	})
+	if len(jobs.Causes) != 1 || jobs.Causes[0].Family != "refused-key" {
+		t.Fatalf("jobs --json:\n%s", out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "jobs"); code != 0 || !strings.Contains(out, "refused the account's key") {
+		t.Fatalf("jobs: %d\n%s", code, out)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "jobs", "dismiss", "--all"); code != 0 || !strings.Contains(out, "dismissed 1 job") {
+		t.Fatalf("jobs dismiss --all: %d %s%s", code, out, errOut)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "jobs"); code != 0 || !strings.Contains(out, "No failed jobs.") {
+		t.Fatalf("after dismissing: %d\n%s", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "jobs", "retry"); code != 2 || !strings.Contains(errOut, "--all") {
+		t.Fatalf("retry with nothing named: %d %s", code, errOut)
+	}
 }
 
 // Without a running buddi, chat and ask say to start it, exit 3.

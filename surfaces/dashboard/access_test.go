@@ -112,6 +112,6 @@ func (nopDeveloper) Forget(context.Context, int64) error               { return 
 
 type nopJobs struct{}
 
-func (nopJobs) Failed(context.Context, bool) (any, error) { return []any{}, nil }
+func (nopJobs) Failed(context.Context, bool) (any, error) { return map[string]any{}, nil }
 func (nopJobs) Retry(context.Context, int64) error        { return nil }
 func (nopJobs) Dismiss(context.Context, int64) error      { return nil }

@@ -18,7 +18,8 @@ import (
 
 // Jobs is failed work as the owner decides on it (seed 004, "Failed jobs are decisions").
 type Jobs interface {
-	// Failed lists the failed jobs; dismissed ones too when all.
+	// Failed lists the failed jobs and their causes ({"failed":[…],"causes":[…]});
+	// dismissed ones too when all.
 	Failed(ctx context.Context, all bool) (any, error)
 	// Retry runs a failed job again.
 	Retry(ctx context.Context, id int64) error
@@ -78,7 +79,7 @@ func (s *Server) answer(w http.ResponseWriter, err error, ok any) {
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	jobs, err := s.deps.Jobs.Failed(r.Context(), r.URL.Query().Get("all") == "1")
-	s.answer(w, err, map[string]any{"failed": jobs})
+	s.answer(w, err, jobs)
 }
 
 func (s *Server) retryJob(w http.ResponseWriter, r *http.Request) {

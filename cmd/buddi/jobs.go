@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"buddi/queue"
+)
+
+type jobsCmd struct {
+	List    jobsListCmd    `cmd:"" default:"withargs" help:"List failed jobs, grouped by cause (dismissed ones with --all)."`
+	Retry   jobsRetryCmd   `cmd:"" help:"Run a failed job again (lifting its attempt cap), or all of them."`
+	Dismiss jobsDismissCmd `cmd:"" help:"Keep a failed job on record but stop counting it, or all of them."`
+	Cancel  jobsCancelCmd  `cmd:"" help:"Cancel a job that has not finished."`
+}
+
+type jobsListCmd struct {
+	All  bool   `help:"Also list dismissed jobs (by you, or older than 14 days)."`
+	Kind string `help:"Only jobs of this kind (run.start, action.execute, …)."`
+	JSON bool   `help:"Print JSON: {\"failed\":[…],\"causes\":[…]}."`
+}
+
+func (c jobsListCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	jobs, err := queue.Failed(env.ctx, src.Pool, c.All, 500)
+	if err != nil {
+		return err
+	}
+	if c.Kind != "" {
+		kept := jobs[:0]
+		for _, j := range jobs {
+			if j.Kind == c.Kind {
+				kept = append(kept, j)
+			}
+		}
+		jobs = kept
+	}
+	if jobs == nil {
+		jobs = []queue.FailedJob{}
+	}
+	causes := queue.Group(jobs, time.Now())
+	if c.JSON {
+		return writeJSON(env, map[string]any{"failed": jobs, "causes": causes})
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintln(env.stdout, "No failed jobs.")
+		return nil
+	}
+	byID := map[int64]queue.FailedJob{}
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	for _, cause := range causes {
+		why := cause.Why
+		if cause.Passed {
+			why += " It has plausibly passed: retry."
+		}
+		fmt.Fprintf(env.stdout, "%d failed: %s\n", len(cause.Jobs), why)
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		for _, id := range cause.Jobs {
+			j := byID[id]
+			state := j.State
+			if j.Dismissed {
+				state += " (dismissed)"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%d attempts\t%s\n", j.ID, j.Kind, state, j.Attempts, j.CreatedAt.Local().Format("Jan 2 15:04"))
+		}
+		_ = tw.Flush()
+	}
+	fmt.Fprintln(env.stdout, "Retry with `buddi jobs retry ID` (or --all); stop counting them with `buddi jobs dismiss ID` (or --all).")
+	return nil
+}
+
+// jobTargets are the ids a retry or dismiss names: one, or every failed job still counted.
+func jobTargets(env *runEnv, id string, all bool) ([]int64, error) {
+	if (id == "") == !all {
+		return nil, &exitError{code: 2, err: errors.New("name one job id, or give --all")}
+	}
+	if !all {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, &exitError{code: 2, err: fmt.Errorf("%q is not a job id: `buddi jobs` lists them", id)}
+		}
+		return []int64{n}, nil
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSource(src)
+	jobs, err := queue.Failed(env.ctx, src.Pool, false, 500)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return ids, nil
+}
+
+type jobsRetryCmd struct {
+	ID  string `arg:"" optional:"" help:"The job's id."`
+	All bool   `help:"Every failed job still counted."`
+}
+
+func (c jobsRetryCmd) Run(env *runEnv) error {
+	ids, err := jobTargets(env, c.ID, c.All)
+	if err != nil {
+		return err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	client, err := queue.InsertOnly(src.Pool)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := queue.Retry(env.ctx, src.Pool, client, id); err != nil {
+			return jobExit(err)
+		}
+	}
+	fmt.Fprintf(env.stdout, "retrying %d %s; buddi serve runs %s\n", len(ids), plural(len(ids), "job"), them(len(ids)))
+	return nil
+}
+
+type jobsDismissCmd struct {
+	ID  string `arg:"" optional:"" help:"The job's id."`
+	All bool   `help:"Every failed job still counted."`
+}
+
+func (c jobsDismissCmd) Run(env *runEnv) error {
+	ids, err := jobTargets(env, c.ID, c.All)
+	if err != nil {
+		return err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	for _, id := range ids {
+		if err := queue.Dismiss(env.ctx, src.Pool, id, "terminal"); err != nil {
+			return jobExit(err)
+		}
+	}
+	fmt.Fprintf(env.stdout, "dismissed %d %s: kept on record, no longer counted\n", len(ids), plural(len(ids), "job"))
+	return nil
+}
+
+type jobsCancelCmd struct {
+	ID int64 `arg:"" help:"The job's id."`
+}
+
+func (c jobsCancelCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	client, err := queue.InsertOnly(src.Pool)
+	if err != nil {
+		return err
+	}
+	row, err := client.JobCancel(env.ctx, c.ID)
+	if err != nil {
+		if strings.Contains(err.Error(), "not found") {
+			return &exitError{code: 1, err: fmt.Errorf("no job %d: `buddi jobs --all` lists the failed ones", c.ID)}
+		}
+		return err
+	}
+	fmt.Fprintf(env.stdout, "job %d (%s) is %s\n", row.ID, row.Kind, row.State)
+	return nil
+}
+
+func jobExit(err error) error {
+	if errors.Is(err, queue.ErrNotFailed) {
+		return &exitError{code: 1, err: fmt.Errorf("%v: `buddi jobs --all` lists the failed ones", err)}
+	}
+	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
