@@ -160,8 +160,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		if err := river.AddWorkerSafely(w, &run.ResumeWorker{Runner: runner}); err != nil {
 			return err
 		}
+		if err := river.AddWorkerSafely(w, &queue.DeadLetterWorker{Pool: src.Pool, Report: func(msg string) {
+			log.Warn("incident: " + msg)
+		}}); err != nil {
+			return err
+		}
 		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically()}, Queues: map[string]int{run.Queue: 50}})
+	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically()}, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,9 @@ function approvalCard(a, onDone) {
 async function drawHome() {
   const [appr, jobs] = await Promise.all([api('GET', '/api/approvals'), api('GET', '/api/jobs').catch(() => ({ failed: [] }))]);
   const list = appr;
+  const incident = ((await api('GET', '/api/events?kind=incident.&limit=1')).events || [])[0];
   main.replaceChildren(
+    incident && incident.kind === 'incident.reported' ? el('div', { class: 'card incident' }, incident.payload.message) : null,
     el('h2', {}, 'Needs you'),
     list.length ? list.map(a => approvalCard(a)) : el('p', { class: 'muted' }, 'No approvals are waiting.'),
     el('h2', {}, 'Failed jobs'),

@@ -19,9 +19,10 @@ type jobsCmd struct {
 }
 
 type jobsListCmd struct {
-	All  bool   `help:"Also list dismissed jobs (by you, or older than 14 days)."`
-	Kind string `help:"Only jobs of this kind (run.start, action.execute, …)."`
-	JSON bool   `help:"Print JSON: {\"failed\":[…],\"causes\":[…]}."`
+	State string `enum:"failed,dismissed,all" default:"failed" help:"failed (still counted), dismissed (by you, or older than 14 days), or all."`
+	All   bool   `help:"The same as --state all."`
+	Kind  string `help:"Only jobs of this kind (run.start, action.execute, …)."`
+	JSON  bool   `help:"Print JSON: {\"failed\":[…],\"causes\":[…]}."`
 }
 
 func (c jobsListCmd) Run(env *runEnv) error {
@@ -30,19 +31,20 @@ func (c jobsListCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	jobs, err := queue.Failed(env.ctx, src.Pool, c.All, 500)
+	if c.All {
+		c.State = "all"
+	}
+	jobs, err := queue.Failed(env.ctx, src.Pool, c.State != "failed", 500)
 	if err != nil {
 		return err
 	}
-	if c.Kind != "" {
-		kept := jobs[:0]
-		for _, j := range jobs {
-			if j.Kind == c.Kind {
-				kept = append(kept, j)
-			}
+	kept := jobs[:0]
+	for _, j := range jobs {
+		if (c.Kind == "" || j.Kind == c.Kind) && (c.State != "dismissed" || j.Dismissed) {
+			kept = append(kept, j)
 		}
-		jobs = kept
 	}
+	jobs = kept
 	if jobs == nil {
 		jobs = []queue.FailedJob{}
 	}
