@@ -186,9 +186,9 @@ func (DeadLetterArgs) Kind() string { return "queue.deadletter" }
 // DeadLetterWorker runs the watch; Report, when set, hears the message of a reported incident.
 type DeadLetterWorker struct {
 	river.WorkerDefaults[DeadLetterArgs]
-	Pool   *pgxpool.Pool
-	Now    func() time.Time
-	Report func(message string)
+	Pool   *pgxpool.Pool        // the application's database
+	Now    func() time.Time     // the clock; nil is time.Now
+	Report func(message string) // hears a reported incident's message; nil: the event only
 }
 
 // Work runs the watch once.
