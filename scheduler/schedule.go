@@ -1,0 +1,108 @@
+// Package scheduler is missions that run on a schedule (seed 004, "Scheduling and catch-up"):
+// a cron expression in an IANA time zone, occurrences materialised as rows unique on (mission,
+// schedule revision, instant), so materialising is idempotent by construction, the last
+// instant materialised kept apart from the last successful run, and a misfire policy that
+// decides what a machine that slept through instants owes: replay-all, coalesce, latest-only
+// or skip-after-deadline. River runs each occurrence (one unique job per occurrence); River's
+// periodic jobs are not the record.
+//
+// Daylight saving time is defined on the wall clock: a schedule names wall times in its
+// zone. A wall time that does not exist (inside the spring-forward gap) runs at the moment the
+// clock jumps to; a wall time that happens twice (the fall-back hour) runs once, the first time.
+package scheduler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Schedule is a parsed cron expression in a zone.
+type Schedule struct {
+	Expr string
+	Loc  *time.Location
+	spec cron.Schedule
+}
+
+// Parse reads a five-field cron expression (minute hour day month weekday, or a descriptor
+// such as @daily) in the IANA zone tz ("" is UTC).
+func Parse(expr, tz string) (Schedule, error) {
+	if tz == "" {
+		tz = "UTC"
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return Schedule{}, fmt.Errorf("time zone %q is not an IANA zone (like Europe/Berlin): %w", tz, err)
+	}
+	spec, err := cron.ParseStandard(expr)
+	if err != nil {
+		return Schedule{}, fmt.Errorf("cron %q: %w (five fields: minute hour day month weekday)", expr, err)
+	}
+	return Schedule{Expr: expr, Loc: loc, spec: spec}, nil
+}
+
+// wall is t's wall clock in the schedule's zone, as a UTC time (a neutral clock without DST).
+func (s Schedule) wall(t time.Time) time.Time {
+	l := t.In(s.Loc)
+	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
+}
+
+// instant is the moment a wall time happens in the zone: in the spring gap, when the clock
+// jumps to; in the fall-back hour, the first of the two.
+func (s Schedule) instant(w time.Time) time.Time {
+	t := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), s.Loc)
+	if s.wall(t).Equal(w) {
+		// A wall time that happens twice: take the earlier moment.
+		if earlier := t.Add(-time.Hour); s.wall(earlier).Equal(w) {
+			return earlier
+		}
+		return t
+	}
+	// Inside the gap: the first minute whose wall time is at or after w (the jump).
+	start := t.Add(-3 * time.Hour).Truncate(time.Minute)
+	for c := start; c.Before(t.Add(3 * time.Hour)); c = c.Add(time.Minute) {
+		if !s.wall(c).Before(w) {
+			return c
+		}
+	}
+	return t
+}
+
+// Next is the first instant strictly after t.
+func (s Schedule) Next(t time.Time) time.Time {
+	w := s.wall(t)
+	for range 1000 {
+		w = s.spec.Next(w)
+		if w.IsZero() {
+			return time.Time{}
+		}
+		if at := s.instant(w); at.After(t) {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// Between lists the instants in (after, until], at most limit of them (the latest ones are
+// dropped when there are more: the caller's policy decides what is owed).
+func (s Schedule) Between(after, until time.Time, limit int) []time.Time {
+	var out []time.Time
+	for t := s.Next(after); !t.IsZero() && !t.After(until) && len(out) < limit; t = s.Next(t) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Cadence says the schedule in words, for previews ("every day at 02:30 (Europe/Berlin)").
+func (s Schedule) Cadence(now time.Time) string {
+	next := s.Between(now, now.AddDate(1, 0, 0), 3)
+	var b []byte
+	for i, t := range next {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, t.In(s.Loc).Format("Mon Jan 2 15:04")...)
+	}
+	return fmt.Sprintf("cron %q in %s; next: %s", s.Expr, s.Loc, string(b))
+}
