@@ -162,8 +162,8 @@ func (s *Store) pick(ctx context.Context, tx pgx.Tx, m Message) (Conversation, e
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('core.conversations:' || $1))`, m.Agent); err != nil {
 		return Conversation{}, fmt.Errorf("pick the conversation of %s: %w", m.Agent, err)
 	}
-	conv, err := scanConversation(tx.QueryRow(ctx, selectConversation+` WHERE agent = $1 AND ended_at IS NULL
-		ORDER BY created_at DESC LIMIT 1 FOR UPDATE`, m.Agent))
+	conv, err := scanConversation(tx.QueryRow(ctx, selectConversation+` WHERE agent = $1 AND ended_at IS NULL AND surface <> $2
+		ORDER BY created_at DESC LIMIT 1 FOR UPDATE`, m.Agent, SurfaceMission))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return create(ctx, tx, m.Agent, m.Surface)
 	}
@@ -237,6 +237,40 @@ func (s *Store) begin(ctx context.Context, tx pgx.Tx, conv Conversation) (string
 		return "", fmt.Errorf("start a run in %s: %w", conv.ID, err)
 	}
 	return runID, nil
+}
+
+// SurfaceMission marks the conversations of unattended work (a mission's occurrence): they
+// are never the agent's current conversation with the owner.
+const SurfaceMission = "mission"
+
+// StartDetached opens a conversation of its own for unattended work (surface
+// SurfaceMission), writes text as its first turn and enqueues the run that answers it, in one
+// transaction. The agent's conversation with the owner is left alone.
+func (s *Store) StartDetached(ctx context.Context, agent, text string, start StartRun) (Sent, error) {
+	if strings.TrimSpace(text) == "" {
+		return Sent{}, ErrEmptyMessage
+	}
+	var out Sent
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		conv, err := create(ctx, tx, agent, SurfaceMission)
+		if err != nil {
+			return err
+		}
+		if _, err := Append(ctx, tx, conv.ID, "", KindUser, map[string]any{"text": text, "surface": SurfaceMission}); err != nil {
+			return err
+		}
+		runID, err := s.begin(ctx, tx, conv)
+		if err != nil {
+			return err
+		}
+		conv.ActiveRun = runID
+		if err := start(ctx, tx, conv, runID); err != nil {
+			return err
+		}
+		out = Sent{Conversation: conv, RunID: runID}
+		return nil
+	})
+	return out, err
 }
 
 // Finish ends run as the conversation's run in flight. Input that no step of it took becomes

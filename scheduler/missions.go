@@ -1,0 +1,332 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"buddi/core/eventlog"
+)
+
+// The misfire policies: what a machine that slept through instants owes.
+const (
+	ReplayAll          = "replay-all"          // every missed instant runs, in order
+	Coalesce           = "coalesce"            // the missed instants run once, at the latest, told how many it stands for
+	LatestOnly         = "latest-only"         // only the latest missed instant runs; the others are skipped
+	SkipAfterDeadline  = "skip-after-deadline" // a missed instant runs only within its deadline
+	Grace              = 2 * time.Minute       // an instant this recent is on time, not missed
+	MaxPerMaterialise  = 10_000                // instants materialised per mission per pass (the rest next pass)
+	defaultMissionWait = time.Hour
+)
+
+// Mission is a scheduled piece of work: a prompt for an agent on a cron schedule.
+type Mission struct {
+	ID               int64         `json:"id"`
+	Name             string        `json:"name"`
+	Agent            string        `json:"agent"`
+	Prompt           string        `json:"prompt"`
+	Cron             string        `json:"cron"`
+	Timezone         string        `json:"timezone"`
+	Misfire          string        `json:"misfire"`
+	Deadline         time.Duration `json:"deadline"`
+	ScheduleRevision int           `json:"schedule_revision"`
+	Enabled          bool          `json:"enabled"`
+	AlwaysDeliver    bool          `json:"always_deliver"`
+	Source           string        `json:"source"`
+	CreatedAt        time.Time     `json:"created_at"`
+}
+
+// Occurrence is one materialised instant of a mission.
+type Occurrence struct {
+	ID        int64     `json:"id"`
+	MissionID int64     `json:"mission_id"`
+	Instant   time.Time `json:"instant"`
+	State     string    `json:"state"` // pending, running, delivered, silent, skipped, failed
+	Reason    string    `json:"reason,omitempty"`
+	Covers    int       `json:"covers"`
+	RunID     string    `json:"run_id,omitempty"`
+}
+
+// ErrNotFound means no mission has that id.
+var ErrNotFound = errors.New("scheduler: no such mission")
+
+// Inserter enqueues a job in a transaction.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Store keeps missions and occurrences.
+type Store struct {
+	Pool   *pgxpool.Pool
+	Insert Inserter
+}
+
+// Add records a mission after checking its schedule and policy.
+func (s *Store) Add(ctx context.Context, m Mission) (Mission, error) {
+	if _, err := Parse(m.Cron, m.Timezone); err != nil {
+		return m, err
+	}
+	switch m.Misfire {
+	case "":
+		m.Misfire = Coalesce
+	case ReplayAll, Coalesce, LatestOnly, SkipAfterDeadline:
+	default:
+		return m, fmt.Errorf("misfire policy %q: use replay-all, coalesce, latest-only or skip-after-deadline", m.Misfire)
+	}
+	if m.Deadline <= 0 {
+		m.Deadline = defaultMissionWait
+	}
+	if m.Timezone == "" {
+		m.Timezone = "UTC"
+	}
+	if m.Source == "" {
+		m.Source = "owner"
+	}
+	err := s.Pool.QueryRow(ctx, `INSERT INTO core.missions (name, agent, prompt, cron, timezone, misfire, deadline, always_deliver, source)
+		VALUES ($1, $2, $3, $4, $5, $6, $7::interval, $8, $9) RETURNING id, schedule_revision, enabled, created_at`,
+		m.Name, m.Agent, m.Prompt, m.Cron, m.Timezone, m.Misfire, m.Deadline.String(), m.AlwaysDeliver, m.Source).
+		Scan(&m.ID, &m.ScheduleRevision, &m.Enabled, &m.CreatedAt)
+	if err != nil {
+		return m, fmt.Errorf("add mission %s: %w", m.Name, err)
+	}
+	_, err = eventlog.Append(ctx, s.Pool, "mission.added", "", map[string]any{"mission_id": m.ID, "agent": m.Agent, "cron": m.Cron, "timezone": m.Timezone})
+	return m, err
+}
+
+const selectMission = `SELECT id, name, agent, prompt, cron, timezone, misfire, extract(epoch from deadline)::bigint, schedule_revision,
+	enabled, always_deliver, source, created_at FROM core.missions`
+
+func scanMission(row pgx.Row) (Mission, error) {
+	var m Mission
+	var secs int64
+	err := row.Scan(&m.ID, &m.Name, &m.Agent, &m.Prompt, &m.Cron, &m.Timezone, &m.Misfire, &secs, &m.ScheduleRevision,
+		&m.Enabled, &m.AlwaysDeliver, &m.Source, &m.CreatedAt)
+	m.Deadline = time.Duration(secs) * time.Second
+	return m, err
+}
+
+// List returns every mission.
+func (s *Store) List(ctx context.Context) ([]Mission, error) {
+	rows, err := s.Pool.Query(ctx, selectMission+` ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list missions: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Mission, error) { return scanMission(r) })
+}
+
+// Get returns mission id.
+func (s *Store) Get(ctx context.Context, id int64) (Mission, error) {
+	m, err := scanMission(s.Pool.QueryRow(ctx, selectMission+` WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, fmt.Errorf("mission %d: %w", id, ErrNotFound)
+	}
+	return m, err
+}
+
+// SetEnabled switches a mission on or off. Switching on starts from now: what was missed
+// while it was off is not owed.
+func (s *Store) SetEnabled(ctx context.Context, id int64, on bool, now time.Time) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE core.missions SET enabled = $2, ended_at = NULL WHERE id = $1`, id, on)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("mission %d: %w", id, ErrNotFound)
+		}
+		if on {
+			if _, err := tx.Exec(ctx, `INSERT INTO core.last_materialized (mission_id, schedule_revision, instant)
+				SELECT id, schedule_revision, $2 FROM core.missions WHERE id = $1
+				ON CONFLICT (mission_id) DO UPDATE SET instant = GREATEST(core.last_materialized.instant, $2)`, id, now); err != nil {
+				return err
+			}
+		}
+		kind := "mission.disabled"
+		if on {
+			kind = "mission.enabled"
+		}
+		_, err = eventlog.Append(ctx, tx, kind, "", map[string]any{"mission_id": id})
+		return err
+	})
+}
+
+// Occurrences lists a mission's occurrences, newest first.
+func (s *Store) Occurrences(ctx context.Context, id int64, limit int) ([]Occurrence, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT id, mission_id, instant, state, reason, covers, run_id FROM core.occurrences
+		WHERE mission_id = $1 ORDER BY instant DESC, id DESC LIMIT $2`, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list occurrences of %d: %w", id, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Occurrence, error) {
+		var o Occurrence
+		err := r.Scan(&o.ID, &o.MissionID, &o.Instant, &o.State, &o.Reason, &o.Covers, &o.RunID)
+		return o, err
+	})
+}
+
+// RunNow materialises an occurrence at now for mission id (the owner's "run now").
+func (s *Store) RunNow(ctx context.Context, id int64, now time.Time) (int64, error) {
+	var occ int64
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		m, err := scanMission(tx.QueryRow(ctx, selectMission+` WHERE id = $1`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("mission %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO core.occurrences (mission_id, schedule_revision, instant, reason)
+			VALUES ($1, $2, $3, 'run now by the owner') RETURNING id`, m.ID, m.ScheduleRevision, now.Truncate(time.Microsecond)).Scan(&occ); err != nil {
+			return fmt.Errorf("run mission %d now: %w", id, err)
+		}
+		return s.enqueue(ctx, tx, occ)
+	})
+	return occ, err
+}
+
+func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, occ int64) error {
+	if s.Insert == nil {
+		return nil
+	}
+	_, err := s.Insert.InsertTx(ctx, tx, OccurrenceArgs{OccurrenceID: occ}, nil)
+	return err
+}
+
+// Materialise writes every enabled mission's instants up to now, each mission in one
+// transaction with its last-materialised mark and the jobs of what is owed, so a restart in
+// the middle neither loses nor repeats an occurrence. It returns how many occurrences it
+// wrote and how many of them are owed a run.
+func (s *Store) Materialise(ctx context.Context, now time.Time) (written, owed int, err error) {
+	missions, err := s.List(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range missions {
+		if !m.Enabled {
+			continue
+		}
+		w, o, err := s.materialiseOne(ctx, m.ID, now)
+		if err != nil {
+			return written, owed, err
+		}
+		written, owed = written+w, owed+o
+	}
+	return written, owed, nil
+}
+
+func (s *Store) materialiseOne(ctx context.Context, id int64, now time.Time) (written, owed int, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		m, err := scanMission(tx.QueryRow(ctx, selectMission+` WHERE id = $1 AND enabled FOR UPDATE`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sched, err := Parse(m.Cron, m.Timezone)
+		if err != nil {
+			return err
+		}
+		from := m.CreatedAt
+		var rev int
+		var last time.Time
+		if err := tx.QueryRow(ctx, `SELECT schedule_revision, instant FROM core.last_materialized WHERE mission_id = $1`, m.ID).Scan(&rev, &last); err == nil && rev == m.ScheduleRevision {
+			from = last
+		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		instants := sched.Between(from, now, MaxPerMaterialise)
+		if len(instants) == 0 {
+			return nil
+		}
+		plan := decide(m, instants, now)
+		for i, at := range instants {
+			p := plan[i]
+			var occ int64
+			err := tx.QueryRow(ctx, `INSERT INTO core.occurrences (mission_id, schedule_revision, instant, state, reason, covers)
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (mission_id, schedule_revision, instant) DO NOTHING RETURNING id`,
+				m.ID, m.ScheduleRevision, at, p.state, p.reason, p.covers).Scan(&occ)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // materialised already
+			}
+			if err != nil {
+				return fmt.Errorf("materialise mission %d at %s: %w", m.ID, at, err)
+			}
+			written++
+			if p.state == "pending" {
+				owed++
+				if err := s.enqueue(ctx, tx, occ); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO core.last_materialized (mission_id, schedule_revision, instant) VALUES ($1, $2, $3)
+			ON CONFLICT (mission_id) DO UPDATE SET schedule_revision = $2, instant = $3`, m.ID, m.ScheduleRevision, instants[len(instants)-1])
+		return err
+	})
+	return written, owed, err
+}
+
+type verdict struct {
+	state, reason string
+	covers        int
+}
+
+// decide applies the misfire policy to the instants due (oldest first): an instant within
+// Grace of now is on time and owed; the missed ones are owed as the policy says.
+func decide(m Mission, instants []time.Time, now time.Time) []verdict {
+	out := make([]verdict, len(instants))
+	var missed []int
+	for i, at := range instants {
+		if now.Sub(at) <= Grace {
+			out[i] = verdict{state: "pending", covers: 1}
+		} else {
+			missed = append(missed, i)
+		}
+	}
+	if len(missed) == 0 {
+		return out
+	}
+	latest := missed[len(missed)-1]
+	onTimeToo := latest != len(instants)-1 // an on-time instant follows the missed ones
+	for _, i := range missed {
+		switch m.Misfire {
+		case ReplayAll:
+			out[i] = verdict{state: "pending", reason: "missed while buddi was not running; replayed", covers: 1}
+		case Coalesce:
+			if i == latest && !onTimeToo {
+				out[i] = verdict{state: "pending", reason: fmt.Sprintf("stands for %d missed instants", len(missed)), covers: len(missed)}
+			} else {
+				out[i] = verdict{state: "skipped", reason: "coalesced into a later run", covers: 1}
+			}
+		case LatestOnly:
+			if i == latest && !onTimeToo {
+				out[i] = verdict{state: "pending", reason: "the latest missed instant; the earlier ones were skipped", covers: 1}
+			} else {
+				out[i] = verdict{state: "skipped", reason: "superseded by a later instant", covers: 1}
+			}
+		case SkipAfterDeadline:
+			if now.Sub(instants[i]) <= m.Deadline {
+				out[i] = verdict{state: "pending", reason: "late, within its deadline", covers: 1}
+			} else {
+				out[i] = verdict{state: "skipped", reason: "past its deadline of " + m.Deadline.String(), covers: 1}
+			}
+		}
+	}
+	if onTimeToo && m.Misfire == Coalesce {
+		// The on-time run stands for the missed ones too.
+		last := len(instants) - 1
+		out[last].covers += len(missed)
+		out[last].reason = fmt.Sprintf("stands for itself and %d missed instants", len(missed))
+	}
+	return out
+}
