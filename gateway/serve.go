@@ -210,8 +210,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 					Start: func(surface string) conversation.StartRun {
 						return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
 					},
-					Stop: func(_ context.Context, conv string) error {
-						if h := hosts.h.Load(); h == nil || !h.Stop(conv, run.ErrStopped) {
+					Stop: func(ctx context.Context, conv string) error {
+						c, err := convs.Get(ctx, conv)
+						if err != nil {
+							return dashboard.ErrNothingToStop
+						}
+						if h := hosts.h.Load(); h == nil || c.ActiveRun == "" || !h.Stop(conv, c.ActiveRun, run.ErrStopped) {
 							return dashboard.ErrNothingToStop
 						}
 						return nil

@@ -21,10 +21,12 @@ type ConversationHost struct {
 
 	mu    sync.Mutex
 	convs map[string]*openConversation
+	gen   uint64 // numbers each conversation supervisor, so a new one never meets the old one's name
 }
 
 type openConversation struct {
 	stop  context.CancelCauseFunc // stops the turn running now; nil between turns
+	run   string                  // the run of the turn running now
 	ref   *actors.Ref
 	turn  chan struct{} // holds a token while a turn runs: one turn at a time
 	users int           // turns running or waiting
@@ -58,11 +60,11 @@ func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, 
 	cancel := func() { cancelCause(context.Canceled) }
 	defer cancel()
 	h.mu.Lock()
-	oc.stop = cancelCause
+	oc.stop, oc.run = cancelCause, runID
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		oc.stop = nil
+		oc.stop, oc.run = nil, ""
 		h.mu.Unlock()
 	}()
 	done := make(chan error, 1)
@@ -84,7 +86,10 @@ func (h *ConversationHost) open(conversation string) (*openConversation, error) 
 	defer h.mu.Unlock()
 	oc, ok := h.convs[conversation]
 	if !ok {
-		ref, err := h.sys.NewSupervisor(h.tree.Conversations, conversation, ConversationStrategy)
+		// The supervisor of a conversation that just went idle may still be stopping under
+		// its name: each one gets a name of its own.
+		h.gen++
+		ref, err := h.sys.NewSupervisor(h.tree.Conversations, fmt.Sprintf("%s.%d", conversation, h.gen), ConversationStrategy)
 		if err != nil {
 			return nil, fmt.Errorf("open conversation %s: %w", conversation, err)
 		}
@@ -110,13 +115,14 @@ func (h *ConversationHost) release(conversation string, oc *openConversation) {
 	}
 }
 
-// Stop stops the turn running in conversation: its context is cancelled with cause. It
-// reports false when no turn runs there.
-func (h *ConversationHost) Stop(conversation string, cause error) bool {
+// Stop stops the turn of run runID when it is the one running in conversation: its context
+// is cancelled with cause. It reports false when that run is not running there (it ended, or
+// another turn runs now: a Stop pressed as one turn ends never stops the next).
+func (h *ConversationHost) Stop(conversation, runID string, cause error) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	oc, ok := h.convs[conversation]
-	if !ok || oc.stop == nil {
+	if !ok || oc.stop == nil || oc.run != runID {
 		return false
 	}
 	oc.stop(cause)

@@ -25,7 +25,9 @@ func (ResumeArgs) Kind() string { return "run.resume" }
 // InsertOpts makes the job unique per action: a second enqueue (a rerun of the execute job)
 // is a no-op.
 func (ResumeArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: "runs", UniqueOpts: river.UniqueOpts{ByArgs: true}, MaxAttempts: 3}
+	// As many attempts as the longest retry horizon of a run (unattended: 8); the run's own
+	// horizon decides how many it takes.
+	return river.InsertOpts{Queue: "runs", UniqueOpts: river.UniqueOpts{ByArgs: true}, MaxAttempts: 8}
 }
 
 // EnqueueResume puts the resumption of rec's run in tx when rec belongs to a run and has

@@ -173,13 +173,17 @@ func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err 
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() != nil {
+	last := job.Attempt >= job.MaxAttempts // River discards the job after this attempt, whatever we say
+	if ctx.Err() != nil && !last {
 		return err
 	}
 	class := Classify(err)
 	retryAt, _ := provider.RetryAt(err)
 	h := HorizonFor(m.Interactive, class)
 	at, why := h.Next(job.Attempt, job.CreatedAt, r.now(), class, retryAt)
+	if why == "" && last {
+		why = fmt.Sprintf("all %d attempts of its job failed", job.MaxAttempts)
+	}
 	if why == "" {
 		if r.Delay != nil {
 			now := r.now()

@@ -307,7 +307,10 @@ func TestStopClosesTheTurn(t *testing.T) {
 	h.model.Script(pt.Reply{Stall: true})
 	sent := h.send("think for a long time")
 	pgtest.Eventually(t, "the step to start", func() bool { return len(h.model.Requests()) == 1 })
-	if !h.host.Stop(sent.Conversation.ID, run.ErrStopped) {
+	if h.host.Stop(sent.Conversation.ID, "another-run", run.ErrStopped) {
+		t.Fatal("stopped a run that is not the one running")
+	}
+	if !h.host.Stop(sent.Conversation.ID, sent.RunID, run.ErrStopped) {
 		t.Fatal("nothing to stop")
 	}
 	failed := h.await("run.failed", sent.RunID)
@@ -318,7 +321,7 @@ func TestStopClosesTheTurn(t *testing.T) {
 	if conv.ActiveRun != "" {
 		t.Fatal("the stopped run is still in flight")
 	}
-	if h.host.Stop(sent.Conversation.ID, run.ErrStopped) {
+	if h.host.Stop(sent.Conversation.ID, sent.RunID, run.ErrStopped) {
 		t.Fatal("stopped a turn that was not running")
 	}
 }

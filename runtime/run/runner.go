@@ -255,10 +255,6 @@ func (r *Runner) spec(name string) plugins.Spec {
 // or it fails. It picks up wherever the transcript says the run is, so a resumed or rescued
 // run continues and never repeats an answered call.
 func (r *Runner) Turn(ctx context.Context, m Meta) error {
-	a, err := r.agent(m)
-	if err != nil {
-		return err
-	}
 	// Only the conversation's run in flight may speak in it: a late resumption of a run
 	// whose turn was closed, or a second copy of a finished one, ends here.
 	conv, err := r.Conversations.Get(ctx, m.ConversationID)
@@ -268,6 +264,14 @@ func (r *Runner) Turn(ctx context.Context, m Meta) error {
 	if conv.ActiveRun != m.RunID {
 		r.log().Info("the run is no longer in flight; nothing to do", "run", m.RunID, "conversation", m.ConversationID)
 		return nil
+	}
+	// Input a step leased and never delivered (it failed, or buddi stopped) is handed back.
+	if err := r.Conversations.Release(ctx, m.ConversationID); err != nil {
+		return err
+	}
+	a, err := r.agent(m)
+	if err != nil {
+		return err
 	}
 	budget := a.TurnBudget
 	if budget == 0 {
@@ -494,7 +498,8 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 		if dispatched {
 			// It ran (or may have) before buddi stopped, and its answer was lost: never again.
 			if state == "succeeded" {
-				return toolBody{Content: "This call ran and succeeded before buddi restarted, but its output was lost; it is not run again."}, "", nil
+				return toolBody{Content: "This call ran and succeeded before buddi restarted, but its output was lost; it is not run again.",
+					Asked: r.spec(c.Name).WaitsForOwner}, "", nil
 			}
 			return toolBody{Content: "This call was interrupted when buddi restarted: whether it took effect is unknown, and it is not run again.", IsError: true}, "", nil
 		}
@@ -627,8 +632,16 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 	class := Classify(cause)
 	sentence := Sentence(cause)
 	r.log().Error("a turn failed", "run", m.RunID, "conversation", m.ConversationID, "agent", m.Agent, "class", class.String(), "causes", chain(cause))
-	var retry bool
+	var retry, stale bool
 	err := pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
+		var active string
+		if err := tx.QueryRow(wctx, `SELECT COALESCE(active_run::text, '') FROM core.conversations WHERE id = $1 FOR UPDATE`, m.ConversationID).Scan(&active); err != nil {
+			return err
+		}
+		if active != m.RunID {
+			stale = true // closed already, or the conversation moved on: say nothing there
+			return nil
+		}
 		entries, err := conversation.Transcript(wctx, tx, m.ConversationID)
 		if err != nil {
 			return err
@@ -637,6 +650,7 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 		if err != nil {
 			return err
 		}
+		dispatched := false
 		for _, c := range st.unanswered {
 			body := toolBody{Content: "Not answered: the turn failed before this call was run.", IsError: true}
 			if rec, found, err := action.ByCall(wctx, tx, m.RunID, c.ID); err != nil {
@@ -646,6 +660,12 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 				if body, wait, _ = answerFromAction(rec); wait != "" {
 					body = toolBody{Content: "The turn failed while this waited for the owner's decision; the card stays with the owner, and its outcome is not reported here.", IsError: true}
 				}
+				dispatched = dispatched || rec.Approval.State != action.Pending
+			} else if _, ran, err := r.directAttempt(wctx, m.RunID, c.ID); err != nil {
+				return err
+			} else if ran {
+				dispatched = true
+				body = toolBody{Content: "The turn failed after this call was dispatched: whether it took effect is unknown, and it is not run again.", IsError: true}
 			}
 			body.CallID, body.Tool = c.ID, c.Name
 			if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindTool, body); err != nil {
@@ -656,10 +676,11 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 			textBody{Text: "the turn above failed and the owner's message was not answered"}); err != nil {
 			return err
 		}
-		retry = class != provider.Permanent && !st.calledTool
+		// A retry is honest only when nothing of this turn may have happened.
+		retry = class != provider.Permanent && !st.calledTool && !dispatched
 		return nil
 	})
-	if err != nil {
+	if err != nil || stale {
 		return err
 	}
 	// The conversation is free before anyone hears of the failure.

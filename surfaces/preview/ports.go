@@ -32,9 +32,9 @@ func listeningInodes(port int) (map[string]bool, error) {
 			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
 				continue
 			}
-			_, hexPort, ok := strings.Cut(fields[1], ":")
-			if !ok {
-				continue
+			hexAddr, hexPort, ok := strings.Cut(fields[1], ":")
+			if !ok || !reachesLoopback(hexAddr) {
+				continue // bound elsewhere: the proxy's 127.0.0.1 would reach some other socket
 			}
 			if p, err := strconv.ParseUint(hexPort, 16, 32); err == nil && int(p) == port {
 				out[fields[9]] = true
@@ -110,6 +110,18 @@ func socketAmong(pid int, inodes map[string]bool) (Listening, bool) {
 		}
 	}
 	return Listening{}, false
+}
+
+// reachesLoopback reports whether a socket bound to the address (as /proc/net/tcp{,6}
+// spells it) is what a dial of 127.0.0.1 reaches: 127.0.0.1 itself, or every address.
+func reachesLoopback(hexAddr string) bool {
+	switch strings.ToUpper(hexAddr) {
+	case "0100007F", "00000000", // 127.0.0.1, 0.0.0.0
+		"00000000000000000000000000000000", // ::
+		"0000000000000000FFFF00000100007F": // ::ffff:127.0.0.1
+		return true
+	}
+	return false
 }
 
 // ListensOn reports whether the process pid, or a process of the group it leads (what

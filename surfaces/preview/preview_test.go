@@ -51,6 +51,8 @@ func newUpstream(t testing.TB) *upstream {
 		default:
 		}
 		w.Header().Set("Content-Type", "text/html")
+		w.Header().Add("Set-Cookie", "buddi_session_4317=stolen; Path=/")
+		w.Header().Add("Set-Cookie", "theme=dark; Path=/")
 		fmt.Fprint(w, `<html><script src="/assets/app.js"></script><p>hello preview</p></html>`)
 	})
 	u.srv = httptest.NewServer(mux)
@@ -144,6 +146,18 @@ func TestPreviewThroughATicket(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "hello preview") {
 		t.Fatalf("through the proxy: %d %q", code, body)
 	}
+	resp, err := noRedirect.Do(func() *http.Request {
+		req, _ := http.NewRequest("GET", base, nil)
+		req.AddCookie(cookie)
+		return req
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Values("Set-Cookie"); len(got) != 1 || !strings.HasPrefix(got[0], "theme=") {
+		t.Fatalf("cookies the app set, as passed on: %q", got)
+	}
 	if seen := <-f.up.cookies; seen != "/page app=1" {
 		t.Fatalf("the app saw %q, want its own path and cookie only", seen)
 	}
@@ -202,6 +216,14 @@ func TestPreviewPortsAreChecked(t *testing.T) {
 }
 
 func TestListensOn(t *testing.T) {
+	// A socket on another loopback address is not what the proxy's 127.0.0.1 reaches.
+	other, err := net.Listen("tcp", "127.0.0.2:0")
+	if err == nil {
+		defer other.Close()
+		if ok, _ := preview.ListensOn(os.Getpid(), other.Addr().(*net.TCPAddr).Port); ok {
+			t.Fatal("a socket on 127.0.0.2 passed for 127.0.0.1")
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

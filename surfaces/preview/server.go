@@ -280,6 +280,16 @@ func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 			}
 		},
 		ModifyResponse: func(resp *http.Response) error {
+			// The app may set its own cookies, never one of buddi's (browsers share cookies
+			// across the ports of a host).
+			if cookies := resp.Header.Values("Set-Cookie"); len(cookies) > 0 {
+				resp.Header.Del("Set-Cookie")
+				for _, c := range cookies {
+					if !strings.HasPrefix(strings.TrimSpace(strings.ToLower(c)), "buddi_") {
+						resp.Header.Add("Set-Cookie", c)
+					}
+				}
+			}
 			if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 				return nil
 			}
