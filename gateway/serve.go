@@ -35,6 +35,7 @@ import (
 	"buddi/runtime/account"
 	"buddi/runtime/live"
 	"buddi/runtime/run"
+	"buddi/scheduler"
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
@@ -148,6 +149,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if _, err := catalog(); err != nil {
 		log.Warn("the agents do not load; runs fail until they do", "err", err)
 	}
+	missions := &scheduler.Store{Pool: src.Pool, Insert: insert}
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
 		Accounts: account.NewStore(src.Pool), Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log}
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
@@ -160,13 +162,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		if err := river.AddWorkerSafely(w, &run.ResumeWorker{Runner: runner}); err != nil {
 			return err
 		}
+		if err := river.AddWorkerSafely(w, &scheduler.MaterialiseWorker{Store: missions}); err != nil {
+			return err
+		}
+		if err := river.AddWorkerSafely(w, &scheduler.OccurrenceWorker{Store: missions, Start: missionStarter(convs, runner)}); err != nil {
+			return err
+		}
 		if err := river.AddWorkerSafely(w, &queue.DeadLetterWorker{Pool: src.Pool, Report: func(msg string) {
 			log.Warn("incident: " + msg)
 		}}); err != nil {
 			return err
 		}
 		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically()}, Queues: map[string]int{run.Queue: 50}})
+	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically(), scheduler.MaterialisePeriodically()}, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
 	}

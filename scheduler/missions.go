@@ -27,30 +27,30 @@ const (
 
 // Mission is a scheduled piece of work: a prompt for an agent on a cron schedule.
 type Mission struct {
-	ID               int64         `json:"id"`
-	Name             string        `json:"name"`
-	Agent            string        `json:"agent"`
-	Prompt           string        `json:"prompt"`
-	Cron             string        `json:"cron"`
-	Timezone         string        `json:"timezone"`
-	Misfire          string        `json:"misfire"`
-	Deadline         time.Duration `json:"deadline"`
-	ScheduleRevision int           `json:"schedule_revision"`
-	Enabled          bool          `json:"enabled"`
-	AlwaysDeliver    bool          `json:"always_deliver"`
-	Source           string        `json:"source"`
-	CreatedAt        time.Time     `json:"created_at"`
+	ID               int64         `json:"id"`                // its number
+	Name             string        `json:"name"`              // a name for the owner
+	Agent            string        `json:"agent"`             // the agent's id
+	Prompt           string        `json:"prompt"`            // what the agent is asked each time
+	Cron             string        `json:"cron"`              // the schedule, five fields
+	Timezone         string        `json:"timezone"`          // the IANA zone the schedule's wall times are in
+	Misfire          string        `json:"misfire"`           // what missed instants are owed
+	Deadline         time.Duration `json:"deadline"`          // skip-after-deadline's deadline
+	ScheduleRevision int           `json:"schedule_revision"` // raised when the schedule changes
+	Enabled          bool          `json:"enabled"`           // switched on
+	AlwaysDeliver    bool          `json:"always_deliver"`    // the owner opted in to every answer
+	Source           string        `json:"source"`            // owner, or the plugin that suggested it
+	CreatedAt        time.Time     `json:"created_at"`        // when it was added
 }
 
 // Occurrence is one materialised instant of a mission.
 type Occurrence struct {
-	ID        int64     `json:"id"`
-	MissionID int64     `json:"mission_id"`
-	Instant   time.Time `json:"instant"`
-	State     string    `json:"state"` // pending, running, delivered, silent, skipped, failed
-	Reason    string    `json:"reason,omitempty"`
-	Covers    int       `json:"covers"`
-	RunID     string    `json:"run_id,omitempty"`
+	ID        int64     `json:"id"`               // its number
+	MissionID int64     `json:"mission_id"`       // its mission
+	Instant   time.Time `json:"instant"`          // the scheduled moment
+	State     string    `json:"state"`            // pending, running, delivered, silent, skipped, failed
+	Reason    string    `json:"reason,omitempty"` // why it is in that state
+	Covers    int       `json:"covers"`           // how many instants its run stands for (coalesce)
+	RunID     string    `json:"run_id,omitempty"` // its run, once started
 }
 
 // ErrNotFound means no mission has that id.
@@ -58,13 +58,14 @@ var ErrNotFound = errors.New("scheduler: no such mission")
 
 // Inserter enqueues a job in a transaction.
 type Inserter interface {
+	// InsertTx enqueues args in tx.
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Store keeps missions and occurrences.
 type Store struct {
-	Pool   *pgxpool.Pool
-	Insert Inserter
+	Pool   *pgxpool.Pool // the application's database
+	Insert Inserter      // enqueues each owed occurrence's job; nil enqueues none
 }
 
 // Add records a mission after checking its schedule and policy.

@@ -20,8 +20,8 @@ import (
 
 // Schedule is a parsed cron expression in a zone.
 type Schedule struct {
-	Expr string
-	Loc  *time.Location
+	Expr string         // the cron expression
+	Loc  *time.Location // its zone
 	spec cron.Schedule
 }
 

@@ -14,7 +14,7 @@ import (
 
 // OccurrenceArgs is the job that runs one owed occurrence; unique per occurrence.
 type OccurrenceArgs struct {
-	OccurrenceID int64 `json:"occurrence_id"`
+	OccurrenceID int64 `json:"occurrence_id"` // the occurrence to run
 }
 
 // Kind is River's name for the job.

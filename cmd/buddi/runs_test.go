@@ -187,3 +187,46 @@ func TestRemovedAgentsProcessesStop(t *testing.T) {
 		return err == nil && n == 1
 	})
 }
+
+// A mission of the owner's, run now: its occurrence starts an unattended run of the agent in
+// a conversation of its own, which the scripted model answers.
+func TestMissionRunNow(t *testing.T) {
+	model, _, vars, home := scriptedServeAt(t)
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "missions", "add", "--agent", "@dev", "--cron", "0 9 * * 1-5",
+		"--tz", "Europe/Berlin", "--prompt", "Summarise the workspace."); code != 0 || !strings.Contains(out, "mission 1 added") || !strings.Contains(out, "Europe/Berlin") {
+		t.Fatalf("missions add: %d %s%s", code, out, errOut)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "missions", "add", "--agent", "@dev", "--cron", "0 25 * * *", "--prompt", "x"); code != 2 {
+		t.Fatalf("a bad cron: %d %s", code, errOut)
+	}
+	model.Script(pt.Text("Nothing new in the workspace."))
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "missions", "run-now", "1"); code != 0 {
+		t.Fatalf("run-now: %d %s%s", code, out, errOut)
+	}
+	conn := dbConn(t, home)
+	var runID string
+	waitFor(t, "the mission's run to finish", time.Minute, func() bool {
+		err := conn.QueryRow(context.Background(), `SELECT o.run_id FROM core.occurrences o JOIN core.events e
+			ON e.kind = 'run.finished' AND e.payload->>'run_id' = o.run_id WHERE o.mission_id = 1`).Scan(&runID)
+		return err == nil && runID != ""
+	})
+	var surface string
+	var interactive bool
+	if err := conn.QueryRow(context.Background(), `SELECT c.surface, (e.payload->>'interactive')::boolean FROM core.events e
+		JOIN core.conversations c ON c.id = e.conversation_id WHERE e.kind = 'run.started' AND e.payload->>'run_id' = $1`, runID).Scan(&surface, &interactive); err != nil {
+		t.Fatal(err)
+	}
+	if surface != "mission" || interactive {
+		t.Fatalf("the mission's run: surface %q, interactive %v", surface, interactive)
+	}
+	code, out, _ := runBuddi(t, vars, time.Minute, "missions", "occurrences", "1", "--json")
+	if code != 0 || !strings.Contains(out, runID) || !strings.Contains(out, "run now by the owner") {
+		t.Fatalf("occurrences: %d %s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "missions", "disable", "1"); code != 0 || !strings.Contains(out, "is off") {
+		t.Fatalf("disable: %d %s", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "missions", "enable", "9"); code != 1 || !strings.Contains(errOut, "buddi missions") {
+		t.Fatalf("enable an unknown mission: %d %s", code, errOut)
+	}
+}

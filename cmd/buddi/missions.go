@@ -1,0 +1,217 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"buddi/queue"
+	"buddi/scheduler"
+)
+
+type missionsCmd struct {
+	List        missionsListCmd        `cmd:"" default:"withargs" help:"List the missions."`
+	Add         missionsAddCmd         `cmd:"" help:"Add a mission of your own: a prompt for an agent on a cron schedule."`
+	RunNow      missionsRunNowCmd      `cmd:"" name:"run-now" help:"Run a mission now, once."`
+	Enable      missionsEnableCmd      `cmd:"" help:"Switch a mission on (what it missed while off is not owed)."`
+	Disable     missionsDisableCmd     `cmd:"" help:"Switch a mission off."`
+	Occurrences missionsOccurrencesCmd `cmd:"" help:"Each materialised instant of a mission, with its state and why."`
+}
+
+// missionStore opens the database and the missions over it.
+func missionStore(env *runEnv) (*scheduler.Store, func(), error) {
+	src, err := openActions(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	insert, err := queue.InsertOnly(src.Pool)
+	if err != nil {
+		closeSource(src)
+		return nil, nil, err
+	}
+	return &scheduler.Store{Pool: src.Pool, Insert: insert}, func() { closeSource(src) }, nil
+}
+
+func missionExit(err error) error {
+	if errors.Is(err, scheduler.ErrNotFound) {
+		return &exitError{code: 1, err: fmt.Errorf("%v: `buddi missions` lists them", err)}
+	}
+	return err
+}
+
+type missionsListCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c missionsListCmd) Run(env *runEnv) error {
+	st, done, err := missionStore(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	ms, err := st.List(env.ctx)
+	if err != nil {
+		return err
+	}
+	if ms == nil {
+		ms = []scheduler.Mission{}
+	}
+	if c.JSON {
+		return writeJSON(env, ms)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(env.stdout, "No missions. Add one with `buddi missions add --agent HANDLE --cron EXPR --prompt TEXT`.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tAGENT\tSCHEDULE\tMISFIRE\tSTATE")
+	for _, m := range ms {
+		state := "on"
+		if !m.Enabled {
+			state = "off"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s (%s)\t%s\t%s\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone, m.Misfire, state)
+	}
+	return tw.Flush()
+}
+
+type missionsAddCmd struct {
+	Agent         string `required:"" help:"The agent's handle (@dev) or id."`
+	Cron          string `required:"" help:"Five fields: minute hour day month weekday (\"0 9 * * 1-5\": weekdays at 09:00)."`
+	TZ            string `name:"tz" help:"An IANA time zone, like Europe/Berlin. Default: this machine's." default:""`
+	Misfire       string `enum:"replay-all,coalesce,latest-only,skip-after-deadline" default:"coalesce" help:"What a machine that slept owes: ${enum}."`
+	Prompt        string `required:"" help:"What the agent is asked each time."`
+	Name          string `help:"A name for it. Default: the first words of the prompt."`
+	AlwaysDeliver bool   `help:"Deliver every run's answer, even one that says nothing new."`
+}
+
+func (c missionsAddCmd) Run(env *runEnv) error {
+	id, err := agentID(c.Agent)
+	if err != nil {
+		return err
+	}
+	tz := c.TZ
+	if tz == "" {
+		tz = time.Local.String()
+		if tz == "Local" {
+			tz = "UTC"
+		}
+	}
+	sched, err := scheduler.Parse(c.Cron, tz)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	name := c.Name
+	if name == "" {
+		name = firstWords(c.Prompt, 6)
+	}
+	st, done, err := missionStore(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	m, err := st.Add(env.ctx, scheduler.Mission{Name: name, Agent: id, Prompt: c.Prompt, Cron: c.Cron, Timezone: tz, Misfire: c.Misfire, AlwaysDeliver: c.AlwaysDeliver})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "mission %d added: %s\n", m.ID, sched.Cadence(time.Now()))
+	return nil
+}
+
+func firstWords(s string, n int) string {
+	words := 0
+	for i, r := range s {
+		if r == ' ' {
+			words++
+			if words == n {
+				return s[:i] + "…"
+			}
+		}
+	}
+	return s
+}
+
+type missionsRunNowCmd struct {
+	ID int64 `arg:"" help:"The mission's id."`
+}
+
+func (c missionsRunNowCmd) Run(env *runEnv) error {
+	st, done, err := missionStore(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	occ, err := st.RunNow(env.ctx, c.ID, time.Now())
+	if err != nil {
+		return missionExit(err)
+	}
+	fmt.Fprintf(env.stdout, "mission %d runs now (occurrence %d); buddi serve starts it\n", c.ID, occ)
+	return nil
+}
+
+type missionsEnableCmd struct {
+	ID int64 `arg:"" help:"The mission's id."`
+}
+
+func (c missionsEnableCmd) Run(env *runEnv) error { return setMission(env, c.ID, true) }
+
+type missionsDisableCmd struct {
+	ID int64 `arg:"" help:"The mission's id."`
+}
+
+func (c missionsDisableCmd) Run(env *runEnv) error { return setMission(env, c.ID, false) }
+
+func setMission(env *runEnv, id int64, on bool) error {
+	st, done, err := missionStore(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := st.SetEnabled(env.ctx, id, on, time.Now()); err != nil {
+		return missionExit(err)
+	}
+	state := "off"
+	if on {
+		state = "on"
+	}
+	fmt.Fprintf(env.stdout, "mission %d is %s\n", id, state)
+	return nil
+}
+
+type missionsOccurrencesCmd struct {
+	ID   int64 `arg:"" help:"The mission's id."`
+	JSON bool  `help:"Print JSON."`
+}
+
+func (c missionsOccurrencesCmd) Run(env *runEnv) error {
+	st, done, err := missionStore(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	m, err := st.Get(env.ctx, c.ID)
+	if err != nil {
+		return missionExit(err)
+	}
+	occ, err := st.Occurrences(env.ctx, c.ID, 200)
+	if err != nil {
+		return err
+	}
+	if occ == nil {
+		occ = []scheduler.Occurrence{}
+	}
+	if c.JSON {
+		return writeJSON(env, occ)
+	}
+	loc, err := time.LoadLocation(m.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tINSTANT\tSTATE\tWHY")
+	for _, o := range occ {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", o.ID, o.Instant.In(loc).Format("Mon Jan 2 15:04 MST"), o.State, o.Reason)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,35 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"buddi/core/conversation"
+	"buddi/runtime/run"
+	"buddi/scheduler"
+)
+
+// missionStarter starts an occurrence's run: a conversation of its own, the mission's prompt
+// as its first turn, run unattended (the long retry horizon; nobody is waiting).
+func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Starter {
+	return func(ctx context.Context, m scheduler.Mission, o scheduler.Occurrence) (string, error) {
+		text := fmt.Sprintf("Mission %d, %q, scheduled for %s (%s).", m.ID, m.Name, o.Instant.In(loadZone(m.Timezone)).Format("Mon Jan 2 15:04"), m.Timezone)
+		if o.Covers > 1 {
+			text += fmt.Sprintf(" This run stands for %d instants that were missed while buddi was not running.", o.Covers)
+		}
+		text += "\n\n" + m.Prompt
+		sent, err := convs.StartDetached(ctx, m.Agent, text, runner.StartNext(run.Meta{Interactive: false}))
+		if err != nil {
+			return "", err
+		}
+		return sent.RunID, nil
+	}
+}
+
+func loadZone(tz string) *time.Location {
+	if loc, err := time.LoadLocation(tz); err == nil {
+		return loc
+	}
+	return time.UTC
+}
