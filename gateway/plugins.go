@@ -13,6 +13,7 @@ import (
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
 	"buddi/runtime/run"
+	"buddi/scheduler"
 	"buddi/supervisor"
 	"buddi/surfaces/preview"
 )
@@ -37,6 +38,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 	return []plugins.Manifest{
 		developer.Manifest(deps),
 		run.Manifest(pool),
+		scheduler.Manifest(pool),
 	}
 }
 

@@ -151,7 +151,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	missions := &scheduler.Store{Pool: src.Pool, Insert: insert}
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
-		Accounts: account.NewStore(src.Pool), Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log}
+		Accounts: account.NewStore(src.Pool), Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log,
+		Unattended: []string{"mission.report", "mission.silent"},
+		Finished: func(ctx context.Context, m run.Meta, last string) {
+			if m.Interactive {
+				return
+			}
+			state, err := scheduler.Finished(ctx, src.Pool, m.RunID, last)
+			if err != nil {
+				log.Warn("settle a mission's occurrence", "run", m.RunID, "err", err)
+			} else if state == "silent" {
+				log.Warn("a mission's run ended without mission.report or mission.silent; it counts as silent (no-decision)", "run", m.RunID)
+			}
+		}}
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
 		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool, Insert: insert}); err != nil {
 			return err

@@ -219,8 +219,24 @@ func TestMissionRunNow(t *testing.T) {
 	if surface != "mission" || interactive {
 		t.Fatalf("the mission's run: surface %q, interactive %v", surface, interactive)
 	}
+	// It called neither mission.report nor mission.silent: silent, no-decision.
 	code, out, _ := runBuddi(t, vars, time.Minute, "missions", "occurrences", "1", "--json")
-	if code != 0 || !strings.Contains(out, runID) || !strings.Contains(out, "run now by the owner") {
+	if code != 0 || !strings.Contains(out, runID) || !strings.Contains(out, `"state": "silent"`) || !strings.Contains(out, "no-decision") {
+		t.Fatalf("occurrences: %d %s", code, out)
+	}
+	// A run that reports is delivered, with its report in the event log.
+	model.Script(pt.Tools(pt.ToolCall{ID: "toolu_r", Name: provider.WireToolName("mission.report"), Args: `{"report":"Two tests fail since this morning."}`}),
+		pt.Text("Reported."))
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "missions", "run-now", "1"); code != 0 {
+		t.Fatalf("run-now: %d %s%s", code, out, errOut)
+	}
+	waitFor(t, "the report", time.Minute, func() bool {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'mission.reported' AND payload->>'report' = 'Two tests fail since this morning.'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	code, out, _ = runBuddi(t, vars, time.Minute, "missions", "occurrences", "1")
+	if code != 0 || !strings.Contains(out, "delivered") || !strings.Contains(out, "silent") {
 		t.Fatalf("occurrences: %d %s", code, out)
 	}
 	if code, out, _ := runBuddi(t, vars, time.Minute, "missions", "disable", "1"); code != 0 || !strings.Contains(out, "is off") {

@@ -73,6 +73,7 @@ type harness struct {
 	gated    *effectTool // test.note: gated
 	auto     *effectTool // test.count: auto
 	peek     *effectTool // test.peek: auto, leaks the planted secret
+	hidden   *effectTool // test.hidden: auto, in the registry but not in the agent's grant
 	tools    *registry.Registry
 	insert   executor.Inserter
 	logs     *syncBuffer
@@ -119,7 +120,8 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	h.auto = &effectTool{spec: plugins.Spec{Name: "test.count", Description: "Count once.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto}}
 	h.peek = &effectTool{spec: plugins.Spec{Name: "test.peek", Description: "Read a config file.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectRead}, Tier: plugins.TierAuto},
 		text: "db_password=" + planted + "\nport=5432"}
-	h.tools, err = registry.New(run.Manifest(pool), plugins.Manifest{Name: "test", Version: "1", Tools: []plugins.Tool{h.gated, h.auto, h.peek}})
+	h.hidden = &effectTool{spec: plugins.Spec{Name: "test.hidden", Description: "Not yours.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto}}
+	h.tools, err = registry.New(run.Manifest(pool), plugins.Manifest{Name: "test", Version: "1", Tools: []plugins.Tool{h.gated, h.auto, h.peek, h.hidden}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -325,3 +325,22 @@ func TestStopClosesTheTurn(t *testing.T) {
 		t.Fatal("stopped a turn that was not running")
 	}
 }
+
+// The grant is the only thing that gives an agent a tool: a call of a registered tool outside
+// it is refused and never runs, and it was never offered.
+func TestUngrantedToolIsRefused(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.hidden"), Args: `{}`}), pt.Text("Sorry."))
+	sent := h.send("do the hidden thing")
+	h.await("run.finished", sent.RunID)
+	if h.hidden.runs.Load() != 0 {
+		t.Fatal("a tool outside the grant ran")
+	}
+	first, second := string(h.model.Served()[0].Body), string(h.model.Served()[1].Body)
+	if strings.Contains(first, wire("test.hidden")) {
+		t.Fatal("a tool outside the grant was offered")
+	}
+	if !strings.Contains(second, "is not one of your tools") {
+		t.Fatal("the model was not told the tool is not its own")
+	}
+}

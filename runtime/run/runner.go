@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,12 @@ type Runner struct {
 	CallTimeout time.Duration
 	// Delay, when set, maps the wait before a retried attempt (tests shorten it).
 	Delay func(time.Duration) time.Duration
+	// Finished, when set, hears every run that ended with its last words (a mission's run
+	// that decided nothing is settled there).
+	Finished func(ctx context.Context, m Meta, lastText string)
+	// Unattended names the tools every unattended run is offered whatever its agent's grant
+	// (mission.report, mission.silent).
+	Unattended []string
 }
 
 // Meta is what a run pinned when it started, read back from its run.started event.
@@ -242,6 +249,17 @@ func (r *Runner) tools(a agents.Agent) []provider.Tool {
 	return out
 }
 
+// unattendedTools are the Unattended tools the agent's grant does not already give.
+func (r *Runner) unattendedTools(a agents.Agent) []provider.Tool {
+	var out []provider.Tool
+	for _, s := range r.Tools.Tools() {
+		if !a.HasTool(s.Name) && slices.Contains(r.Unattended, s.Name) {
+			out = append(out, provider.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
+		}
+	}
+	return out
+}
+
 func (r *Runner) spec(name string) plugins.Spec {
 	for _, s := range r.Tools.Tools() {
 		if s.Name == name {
@@ -332,6 +350,9 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		Limits: provider.Limits{Timeout: r.callTimeout()}}
 	if !st.asked { // after a question, the model may only finish it in text
 		req.Tools = r.tools(a)
+		if !m.Interactive {
+			req.Tools = append(req.Tools, r.unattendedTools(a)...)
+		}
 	}
 	r.scrubRequest(&req)
 	res, err := p.Stream(ctx, req, func(ev provider.Event) {
@@ -486,6 +507,11 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 	} else if found {
 		return answerFromAction(rec)
 	}
+	// The grant is the only thing that gives an agent a tool: a call of anything it was not
+	// offered is refused before it reaches the gate.
+	if !a.HasTool(c.Name) && (m.Interactive || !slices.Contains(r.Unattended, c.Name)) {
+		return toolBody{Content: fmt.Sprintf("Refused: %s is not one of your tools.", c.Name), IsError: true}, "", nil
+	}
 	intended, err := r.intended(ctx, m.RunID, c.ID)
 	if err != nil {
 		return body, "", err
@@ -609,11 +635,33 @@ func (r *Runner) finish(ctx context.Context, m Meta) error {
 	if _, err := eventlog.Append(wctx, r.Pool, "run.finished", m.ConversationID, map[string]any{"run_id": m.RunID, "next_run": next}); err != nil {
 		return err
 	}
+	if r.Finished != nil {
+		r.Finished(wctx, m, r.lastText(wctx, m))
+	}
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.finished"})
 	if next != "" {
 		r.publish(live.Event{ConversationID: m.ConversationID, RunID: next, Type: "owner.joined"})
 	}
 	return nil
+}
+
+// lastText is the run's last model text.
+func (r *Runner) lastText(ctx context.Context, m Meta) string {
+	entries, err := r.Conversations.Transcript(ctx, m.ConversationID)
+	if err != nil {
+		return ""
+	}
+	st, err := analyse(entries, m.RunID)
+	if err != nil || st.last == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range st.last.Parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
 
 // StartNext enqueues the run that takes the input promoted after m.

@@ -1,0 +1,119 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/eventlog"
+	"buddi/plugins"
+)
+
+// Manifest is the tools a mission's run decides with (seed 004, "Sentinels": silence is the
+// default): mission.report delivers what the run found, mission.silent says there was nothing
+// worth the owner's attention. Both are auto: they act only on the run's own occurrence.
+func Manifest(pool *pgxpool.Pool) plugins.Manifest {
+	return plugins.Manifest{Name: "mission", Version: "1", Description: "How a mission's run reports, or stays silent.",
+		Tools: []plugins.Tool{decideTool{pool: pool, report: true}, decideTool{pool: pool}}}
+}
+
+type decideTool struct {
+	pool   *pgxpool.Pool
+	report bool
+}
+
+func (t decideTool) Spec() plugins.Spec {
+	if t.report {
+		return plugins.Spec{Name: "mission.report", Description: "Deliver this mission run's findings to the owner: what matters, in a few sentences.",
+			Schema:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["report"],"properties":{"report":{"type":"string","minLength":1,"maxLength":4000}}}`),
+			Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto, Timeout: 10 * time.Second}
+	}
+	return plugins.Spec{Name: "mission.silent", Description: "End this mission run without telling the owner anything: nothing needs them.",
+		Schema:  json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":400}}}`),
+		Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto, Timeout: 10 * time.Second}
+}
+
+func (t decideTool) Describe(_ context.Context, call plugins.Call) (plugins.Envelope, error) {
+	return plugins.Envelope{Summary: t.Spec().Name + " " + string(call.Args)}, nil
+}
+
+func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
+	var a struct{ Report, Reason string }
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return plugins.Result{}, err
+	}
+	state, reason, text := "silent", strings.TrimSpace(a.Reason), ""
+	if t.report {
+		state, reason, text = "delivered", "reported", strings.TrimSpace(a.Report)
+	}
+	if reason == "" {
+		reason = "nothing needed the owner"
+	}
+	ok, err := settle(ctx, t.pool, call.RunID, state, reason, text)
+	if err != nil {
+		return plugins.Result{}, err
+	}
+	if !ok {
+		return plugins.Result{Text: "This run is not a mission's, or its occurrence is already settled.", IsError: true}, nil
+	}
+	if t.report {
+		return plugins.Result{Text: "Delivered to the owner."}, nil
+	}
+	return plugins.Result{Text: "Noted: nothing is sent."}, nil
+}
+
+// settle ends the running occurrence of run as state, with an event; false when the run has
+// none running.
+func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, report string) (bool, error) {
+	var ok bool
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var occ, mission int64
+		err := tx.QueryRow(ctx, `UPDATE core.occurrences SET state = $2, reason = $3, updated_at = now()
+			WHERE run_id = $1 AND run_id <> '' AND state = 'running' RETURNING id, mission_id`, runID, state, reason).Scan(&occ, &mission)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("settle the occurrence of run %s: %w", runID, err)
+		}
+		ok = true
+		kind := "mission.silent"
+		payload := map[string]any{"mission_id": mission, "occurrence_id": occ, "run_id": runID, "reason": reason}
+		if state == "delivered" {
+			kind, payload["report"] = "mission.reported", report
+		}
+		_, err = eventlog.Append(ctx, tx, kind, "", payload)
+		return err
+	})
+	return ok, err
+}
+
+// Finished settles a mission run that ended without deciding: silent with reason
+// no-decision (and a warning in the log), or, when the owner opted in to every answer,
+// delivered with its last words. It returns the state it set ("" when there was nothing to
+// settle).
+func Finished(ctx context.Context, pool *pgxpool.Pool, runID, lastText string) (string, error) {
+	var always bool
+	err := pool.QueryRow(ctx, `SELECT m.always_deliver FROM core.occurrences o JOIN core.missions m ON m.id = o.mission_id
+		WHERE o.run_id = $1 AND o.run_id <> '' AND o.state = 'running'`, runID).Scan(&always)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	state, reason := "silent", "no-decision"
+	if always {
+		state, reason = "delivered", "always delivered"
+	}
+	if _, err := settle(ctx, pool, runID, state, reason, lastText); err != nil {
+		return "", err
+	}
+	return state, nil
+}
