@@ -36,6 +36,7 @@ import (
 	"buddi/runtime/live"
 	"buddi/runtime/run"
 	"buddi/scheduler"
+	"buddi/sentinels"
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
@@ -262,6 +263,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	procs.h.Store(supervisor.NewProcessHost(sys, tree))
 	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
+	watch := &sentinels.Engine{Pool: src.Pool, Wake: sentinelWake(catalog, convs, runner)}
+	if err := sentinels.Start(sys, tree.Sentinels, watch, allSentinels(manifests), sentinels.Loop); err != nil {
+		return err
+	}
 	readyCtx, cancelReady := context.WithTimeout(ctx, time.Minute)
 	err = tree.AwaitQueue(readyCtx, sys)
 	cancelReady()

@@ -20,7 +20,7 @@ import (
 
 var treePaths = []string{
 	"root", "root/postgres", "root/queue", "root/surfaces", "root/surfaces/dashboard", "root/surfaces/preview",
-	"root/conversations", "root/workspaces", "root/sentinels",
+	"root/conversations", "root/workspaces", "root/sentinels", "root/sentinels/developer.failing-tests",
 }
 
 func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {

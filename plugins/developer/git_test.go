@@ -132,3 +132,40 @@ func TestFailingTestsMetric(t *testing.T) {
 		t.Fatalf("an agent without a workspace: %+v %v", got, err)
 	}
 }
+
+// The developer plugin's sentinel finds a workspace whose last test run has failing tests.
+func TestFailingTestsSentinel(t *testing.T) {
+	b := setup(t)
+	m := Manifest(b.deps)
+	reg, err := registry.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.reg = reg
+	b.setMode(t, runlist.ModeRun)
+	if len(m.Sentinels) != 1 {
+		t.Fatalf("sentinels: %+v", m.Sentinels)
+	}
+	check := func() []plugins.Finding {
+		t.Helper()
+		fs, err := m.Sentinels[0].Check(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	if fs := check(); len(fs) != 0 {
+		t.Fatalf("before a test run: %+v", fs)
+	}
+	writeFile(t, filepath.Join(b.ws, "Makefile"), "test:\n\t@echo '======= 3 failed, 5 passed in 0.12s ======='\n\t@false\n")
+	b.run(t, call("run", args(t, map[string]any{"command": "make test"})), nil)
+	fs := check()
+	if len(fs) != 1 || fs[0].Key != "failing-tests:"+agent || !strings.Contains(fs[0].OwnerLine, "3 failing tests") {
+		t.Fatalf("after a failing run: %+v", fs)
+	}
+	writeFile(t, filepath.Join(b.ws, "Makefile"), "test:\n\t@echo '======= 5 passed in 0.12s ======='\n")
+	b.run(t, call("run", args(t, map[string]any{"command": "make test"})), nil)
+	if fs := check(); len(fs) != 0 {
+		t.Fatalf("after the tests pass: %+v", fs)
+	}
+}

@@ -2,6 +2,7 @@ package developer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"embed"
@@ -158,6 +159,12 @@ func Manifest(deps Deps) plugins.Manifest {
 			{Tool: Name + ".edit", Renderer: "diff"},
 		},
 		Network: nil,
+		Sentinels: []plugins.Sentinel{{
+			ID:          Name + ".failing-tests",
+			Description: "A workspace whose last recorded test run has failing tests.",
+			Period:      5 * time.Minute,
+			Check:       p.failingTestsSentinel,
+		}},
 		Metrics: []plugins.Metric{{
 			Name:        Name + ".failing_tests",
 			Description: "How many tests were failing in the last test run recorded for the agent's workspace (real test runners only).",
@@ -187,4 +194,29 @@ func (p *plugin) failingTests(ctx context.Context, agent string) (plugins.Measur
 		return plugins.Measurement{Reason: last.measure.Reason}, nil
 	}
 	return plugins.Measurement{Known: true, Value: float64(last.measure.Failing), Reason: last.measure.Reason}, nil
+}
+
+// failingTestsSentinel finds each workspace whose last recorded test run (the failing_tests
+// metric, §11) has failing tests: one info finding per agent, gone when the tests pass.
+func (p *plugin) failingTestsSentinel(ctx context.Context) ([]plugins.Finding, error) {
+	wss, err := p.store.Workspaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []plugins.Finding
+	for _, w := range wss {
+		m, err := p.failingTests(ctx, w.Agent)
+		if err != nil {
+			return nil, err
+		}
+		if !m.Known || m.Value == 0 {
+			continue
+		}
+		out = append(out, plugins.Finding{
+			Key: "failing-tests:" + w.Agent, Severity: "info", Kind: "failing-tests", Subject: w.Agent,
+			OwnerLine: fmt.Sprintf("%d failing %s in %s's workspace (%s).", int(m.Value), map[bool]string{true: "test", false: "tests"}[m.Value == 1], w.Agent, w.Directory),
+			Brief:     "Run the tests in the workspace, read the failures and say which change broke them.",
+		})
+	}
+	return out, nil
 }

@@ -1,0 +1,212 @@
+package sentinels_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/actors"
+	"buddi/internal/pgtest"
+	"buddi/plugins"
+	"buddi/sentinels"
+	"buddi/supervisor"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type woken struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (w *woken) wake(_ context.Context, _ string, fs []plugins.Finding) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range fs {
+		w.keys = append(w.keys, f.Key)
+	}
+	return nil
+}
+
+func (w *woken) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := w.keys
+	w.keys = nil
+	return k
+}
+
+func digest(t *testing.T, pool *pgxpool.Pool) int {
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM core.digest_items WHERE consumed_at IS NULL`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Cooldowns, resolving, escalation, snoozes and mutes, with an injected clock.
+func TestDecisions(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	clk := &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	w := &woken{}
+	e := &sentinels.Engine{Pool: pool, Wake: w.wake, Now: clk.now}
+	var current []plugins.Finding
+	s := plugins.Sentinel{ID: "test.watch", Period: time.Minute, Check: func(context.Context) ([]plugins.Finding, error) { return current, nil }}
+	tick := func() {
+		t.Helper()
+		if _, err := e.Tick(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	urgent := plugins.Finding{Key: "disk", Severity: "urgent", OwnerLine: "The disk is full.", Kind: "disk", Subject: "/"}
+	info := plugins.Finding{Key: "tests", Severity: "info", OwnerLine: "2 tests fail.", Kind: "tests", Subject: "dev"}
+
+	current = []plugins.Finding{urgent, info}
+	tick()
+	if k := w.take(); len(k) != 1 || k[0] != "disk" || digest(t, pool) != 1 {
+		t.Fatalf("new findings: woke %v, digest %d", k, digest(t, pool))
+	}
+	clk.add(time.Hour)
+	tick()
+	if k := w.take(); len(k) != 0 {
+		t.Fatalf("within its cooldown it spoke again: %v", k)
+	}
+	clk.add(urgentPlus())
+	tick()
+	if k := w.take(); len(k) != 1 {
+		t.Fatalf("past its 24 h cooldown it stayed quiet: %v", k)
+	}
+	// Resolved, then back: it speaks at once.
+	current = []plugins.Finding{info}
+	tick()
+	current = []plugins.Finding{urgent, info}
+	tick()
+	if k := w.take(); len(k) != 1 {
+		t.Fatalf("resolved and back, it stayed quiet: %v", k)
+	}
+	// Info escalating to urgent speaks at once.
+	esc := info
+	esc.Severity = "urgent"
+	current = []plugins.Finding{urgent, esc}
+	tick()
+	if k := w.take(); len(k) != 1 || k[0] != "tests" {
+		t.Fatalf("escalation: %v", k)
+	}
+	// Snoozed ("Not now") and muted findings never speak, however long.
+	if err := e.Snooze(ctx, "test.watch", "disk", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Mute(ctx, "tests", ""); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(2 * urgentPlus())
+	tick()
+	if k := w.take(); len(k) != 0 {
+		t.Fatalf("a snoozed or muted finding spoke: %v", k)
+	}
+	// Switched off, the sentinel is never due.
+	if err := e.Switch(ctx, "test.watch", false); err != nil {
+		t.Fatal(err)
+	}
+	if due, err := e.Due(ctx, s); err != nil || due {
+		t.Fatalf("a switched-off sentinel is due: %v %v", due, err)
+	}
+}
+
+func urgentPlus() time.Duration { return sentinels.UrgentCooldown + time.Minute }
+
+// A check that fails records its error and resolves nothing.
+func TestFailedCheckResolvesNothing(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	w := &woken{}
+	e := &sentinels.Engine{Pool: pool, Wake: w.wake}
+	fail := false
+	s := plugins.Sentinel{ID: "test.flaky", Period: time.Minute, Check: func(context.Context) ([]plugins.Finding, error) {
+		if fail {
+			return nil, errors.New("the source is down")
+		}
+		return []plugins.Finding{{Key: "k", Severity: "urgent", OwnerLine: "x"}}, nil
+	}}
+	if _, err := e.Tick(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	if _, err := e.Tick(ctx, s); err == nil {
+		t.Fatal("a failing check reported no error")
+	}
+	var resolved *time.Time
+	if err := pool.QueryRow(ctx, `SELECT resolved_at FROM core.sentinel_findings WHERE sentinel = 'test.flaky' AND key = 'k'`).Scan(&resolved); err != nil || resolved != nil {
+		t.Fatalf("the failed check resolved the finding: %v %v", resolved, err)
+	}
+	var recorded string
+	_ = pool.QueryRow(ctx, `SELECT error FROM core.sentinel_runs WHERE sentinel = 'test.flaky' ORDER BY id DESC LIMIT 1`).Scan(&recorded)
+	if recorded != "the source is down" {
+		t.Fatalf("the ledger's error: %q", recorded)
+	}
+}
+
+// A sentinel actor whose check panics is restarted by its supervisor; the failed tick's
+// findings are never seen, and the next tick works.
+func TestPanickingSentinelIsRestarted(t *testing.T) {
+	pool := pgtest.Pool(t)
+	w := &woken{}
+	e := &sentinels.Engine{Pool: pool, Wake: w.wake}
+	var calls atomic.Int64
+	s := plugins.Sentinel{ID: "test.panics", Period: 0, Check: func(context.Context) ([]plugins.Finding, error) {
+		if calls.Add(1) == 1 {
+			panic("the check broke")
+		}
+		return []plugins.Finding{{Key: "after", Severity: "urgent", OwnerLine: "found after the restart"}}, nil
+	}}
+	sys := actors.NewSystem(nil, nil)
+	tree, err := supervisor.Build(sys, supervisor.Parts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = sys.Shutdown(ctx)
+	})
+	if err := sentinels.Start(sys, tree.Sentinels, e, []plugins.Sentinel{s}, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Eventually(t, "a finding after the restart", func() bool {
+		var n int
+		_ = pool.QueryRow(context.Background(), `SELECT count(*) FROM core.sentinel_findings WHERE sentinel = 'test.panics'`).Scan(&n)
+		return n == 1
+	})
+	restarts := 0
+	for _, n := range sys.Tree() {
+		if n.Path == "root/sentinels/test.panics" {
+			restarts = n.Restarts
+		}
+	}
+	if restarts < 1 {
+		t.Fatalf("the sentinel's actor was not restarted: %+v", sys.Tree())
+	}
+	var failed string
+	_ = pool.QueryRow(context.Background(), `SELECT error FROM core.sentinel_runs WHERE sentinel = 'test.panics' ORDER BY id LIMIT 1`).Scan(&failed)
+	if failed != "panic: the check broke" {
+		t.Fatalf("the first run's error: %q", failed)
+	}
+}
