@@ -31,48 +31,53 @@ func Start(sys *actors.System, parent *actors.Ref, e *Engine, list []plugins.Sen
 type tick struct{}
 
 type actor struct {
-	sys  *actors.System
-	e    *Engine
-	s    plugins.Sentinel
-	loop time.Duration
-	stop chan struct{}
+	sys   *actors.System
+	e     *Engine
+	s     plugins.Sentinel
+	loop  time.Duration
+	timer *time.Timer
 }
 
+// Receive looks at the ledger on each tick: when due it ticks the sentinel, and it sets its
+// next look for the moment the sentinel is next due, or the loop, whichever is sooner (so a
+// machine that slept looks again within a loop of waking).
 func (a *actor) Receive(c *actors.Context) {
 	switch c.Message().(type) {
 	case actors.Started:
-		a.stop = make(chan struct{})
-		self, stop := c.Self(), a.stop
-		go func() {
-			t := time.NewTicker(a.loop)
-			defer t.Stop()
-			for {
-				a.sys.Send(self, tick{})
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-				}
-			}
-		}()
+		a.after(c, 0)
 	case tick:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		due, err := a.e.Due(ctx, a.s)
+		due, next, err := a.e.Due(ctx, a.s)
 		if err != nil {
 			c.Log().Warn("sentinel ledger", "sentinel", a.s.ID, "err", err)
+			a.after(c, a.loop)
 			return
 		}
-		if !due {
-			return
+		if due {
+			started := a.e.now() // the ledger's start is (about) this: the next is due a period on
+			if _, err := a.e.Tick(ctx, a.s); err != nil {
+				c.Log().Warn("sentinel", "sentinel", a.s.ID, "err", err)
+			}
+			next = started.Add(a.s.Period)
 		}
-		if _, err := a.e.Tick(ctx, a.s); err != nil {
-			c.Log().Warn("sentinel", "sentinel", a.s.ID, "err", err)
+		wait := time.Until(next)
+		if a.e.Now != nil { // an injected clock: look again at the loop
+			wait = a.loop
 		}
+		a.after(c, min(max(wait, 0), a.loop))
 	case actors.Stopping, actors.Restarting:
-		if a.stop != nil {
-			close(a.stop)
-			a.stop = nil
+		if a.timer != nil {
+			a.timer.Stop()
+			a.timer = nil
 		}
 	}
+}
+
+func (a *actor) after(c *actors.Context, d time.Duration) {
+	self := c.Self()
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.timer = time.AfterFunc(d, func() { a.sys.Send(self, tick{}) })
 }

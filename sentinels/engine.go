@@ -47,25 +47,28 @@ func (e *Engine) now() time.Time {
 	return e.Now()
 }
 
-// Due reports whether sentinel s is due by its ledger, and whether the owner switched it on.
-func (e *Engine) Due(ctx context.Context, s plugins.Sentinel) (bool, error) {
+// Due reports whether sentinel s is due by its ledger (and switched on), and when it is
+// next due.
+func (e *Engine) Due(ctx context.Context, s plugins.Sentinel) (bool, time.Time, error) {
+	now := e.now()
 	var on = true
 	err := e.Pool.QueryRow(ctx, `SELECT enabled FROM core.sentinel_switches WHERE sentinel = $1`, s.ID).Scan(&on)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return false, err
+		return false, time.Time{}, err
 	}
 	if !on {
-		return false, nil
+		return false, now.Add(Loop), nil
 	}
 	var last time.Time
 	err = e.Pool.QueryRow(ctx, `SELECT started_at FROM core.sentinel_runs WHERE sentinel = $1 ORDER BY started_at DESC LIMIT 1`, s.ID).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return true, nil
+		return true, now, nil
 	}
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
-	return !e.now().Before(last.Add(s.Period)), nil
+	next := last.Add(s.Period)
+	return !now.Before(next), next, nil
 }
 
 // Tick runs s once: the ledger row first, then the check, then the decisions. A check that

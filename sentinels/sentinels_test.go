@@ -126,7 +126,7 @@ func TestDecisions(t *testing.T) {
 	if err := e.Switch(ctx, "test.watch", false); err != nil {
 		t.Fatal(err)
 	}
-	if due, err := e.Due(ctx, s); err != nil || due {
+	if due, _, err := e.Due(ctx, s); err != nil || due {
 		t.Fatalf("a switched-off sentinel is due: %v %v", due, err)
 	}
 }
