@@ -18,6 +18,9 @@ func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Sta
 		if o.Covers > 1 {
 			text += fmt.Sprintf(" This run stands for %d instants that were missed while buddi was not running.", o.Covers)
 		}
+		if m.Source == "agent" {
+			text += fmt.Sprintf(" It is your own standing schedule; it stops when: %s. When that goal is met or moot, call schedule.cancel_mine with mission_id %d and say so once.", m.StopWhen, m.ID)
+		}
 		text += "\n\n" + m.Prompt
 		sent, err := convs.StartDetached(ctx, m.Agent, text, runner.StartNext(run.Meta{Interactive: false}))
 		if err != nil {

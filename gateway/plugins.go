@@ -39,6 +39,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		developer.Manifest(deps),
 		run.Manifest(pool),
 		scheduler.Manifest(pool),
+		scheduler.ScheduleManifest(pool),
 	}
 }
 

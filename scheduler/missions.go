@@ -27,19 +27,22 @@ const (
 
 // Mission is a scheduled piece of work: a prompt for an agent on a cron schedule.
 type Mission struct {
-	ID               int64         `json:"id"`                // its number
-	Name             string        `json:"name"`              // a name for the owner
-	Agent            string        `json:"agent"`             // the agent's id
-	Prompt           string        `json:"prompt"`            // what the agent is asked each time
-	Cron             string        `json:"cron"`              // the schedule, five fields
-	Timezone         string        `json:"timezone"`          // the IANA zone the schedule's wall times are in
-	Misfire          string        `json:"misfire"`           // what missed instants are owed
-	Deadline         time.Duration `json:"deadline"`          // skip-after-deadline's deadline
-	ScheduleRevision int           `json:"schedule_revision"` // raised when the schedule changes
-	Enabled          bool          `json:"enabled"`           // switched on
-	AlwaysDeliver    bool          `json:"always_deliver"`    // the owner opted in to every answer
-	Source           string        `json:"source"`            // owner, or the plugin that suggested it
-	CreatedAt        time.Time     `json:"created_at"`        // when it was added
+	ID               int64         `json:"id"`                  // its number
+	Name             string        `json:"name"`                // a name for the owner
+	Agent            string        `json:"agent"`               // the agent's id
+	Prompt           string        `json:"prompt"`              // what the agent is asked each time
+	Cron             string        `json:"cron"`                // the schedule, five fields
+	Timezone         string        `json:"timezone"`            // the IANA zone the schedule's wall times are in
+	Misfire          string        `json:"misfire"`             // what missed instants are owed
+	Deadline         time.Duration `json:"deadline"`            // skip-after-deadline's deadline
+	ScheduleRevision int           `json:"schedule_revision"`   // raised when the schedule changes
+	Enabled          bool          `json:"enabled"`             // switched on
+	AlwaysDeliver    bool          `json:"always_deliver"`      // the owner opted in to every answer
+	Source           string        `json:"source"`              // owner, agent, or the plugin that suggested it
+	CreatedAt        time.Time     `json:"created_at"`          // when it was added
+	StopWhen         string        `json:"stop_when,omitempty"` // an agent's mission: its words for done
+	EndsOn           *time.Time    `json:"ends_on,omitempty"`   // an agent's mission: after this it ends
+	QuietRuns        int           `json:"quiet_runs"`          // silent runs in a row
 }
 
 // Occurrence is one materialised instant of a mission.
@@ -89,9 +92,9 @@ func (s *Store) Add(ctx context.Context, m Mission) (Mission, error) {
 	if m.Source == "" {
 		m.Source = "owner"
 	}
-	err := s.Pool.QueryRow(ctx, `INSERT INTO core.missions (name, agent, prompt, cron, timezone, misfire, deadline, always_deliver, source)
-		VALUES ($1, $2, $3, $4, $5, $6, $7::interval, $8, $9) RETURNING id, schedule_revision, enabled, created_at`,
-		m.Name, m.Agent, m.Prompt, m.Cron, m.Timezone, m.Misfire, m.Deadline.String(), m.AlwaysDeliver, m.Source).
+	err := s.Pool.QueryRow(ctx, `INSERT INTO core.missions (name, agent, prompt, cron, timezone, misfire, deadline, always_deliver, source, stop_when, ends_on)
+		VALUES ($1, $2, $3, $4, $5, $6, $7::interval, $8, $9, $10, $11) RETURNING id, schedule_revision, enabled, created_at`,
+		m.Name, m.Agent, m.Prompt, m.Cron, m.Timezone, m.Misfire, m.Deadline.String(), m.AlwaysDeliver, m.Source, m.StopWhen, m.EndsOn).
 		Scan(&m.ID, &m.ScheduleRevision, &m.Enabled, &m.CreatedAt)
 	if err != nil {
 		return m, fmt.Errorf("add mission %s: %w", m.Name, err)
@@ -101,13 +104,13 @@ func (s *Store) Add(ctx context.Context, m Mission) (Mission, error) {
 }
 
 const selectMission = `SELECT id, name, agent, prompt, cron, timezone, misfire, extract(epoch from deadline)::bigint, schedule_revision,
-	enabled, always_deliver, source, created_at FROM core.missions`
+	enabled, always_deliver, source, created_at, stop_when, ends_on, quiet_runs FROM core.missions`
 
 func scanMission(row pgx.Row) (Mission, error) {
 	var m Mission
 	var secs int64
 	err := row.Scan(&m.ID, &m.Name, &m.Agent, &m.Prompt, &m.Cron, &m.Timezone, &m.Misfire, &secs, &m.ScheduleRevision,
-		&m.Enabled, &m.AlwaysDeliver, &m.Source, &m.CreatedAt)
+		&m.Enabled, &m.AlwaysDeliver, &m.Source, &m.CreatedAt, &m.StopWhen, &m.EndsOn, &m.QuietRuns)
 	m.Deadline = time.Duration(secs) * time.Second
 	return m, err
 }
@@ -134,7 +137,9 @@ func (s *Store) Get(ctx context.Context, id int64) (Mission, error) {
 // while it was off is not owed.
 func (s *Store) SetEnabled(ctx context.Context, id int64, on bool, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE core.missions SET enabled = $2, ended_at = NULL WHERE id = $1`, id, on)
+		// Switching a mission back on drops its end.
+		tag, err := tx.Exec(ctx, `UPDATE core.missions SET enabled = $2, ended_at = NULL,
+			ends_on = CASE WHEN $2 THEN NULL ELSE ends_on END WHERE id = $1`, id, on)
 		if err != nil {
 			return err
 		}
@@ -231,6 +236,14 @@ func (s *Store) materialiseOne(ctx context.Context, id int64, now time.Time) (wr
 			return nil
 		}
 		if err != nil {
+			return err
+		}
+		if m.EndsOn != nil && now.After(*m.EndsOn) {
+			// Past its end: switched off quietly, still listed (ended), no message.
+			if _, err := tx.Exec(ctx, `UPDATE core.missions SET enabled = false, ended_at = $2 WHERE id = $1`, m.ID, now); err != nil {
+				return err
+			}
+			_, err := eventlog.Append(ctx, tx, "mission.ended", "", map[string]any{"mission_id": m.ID, "ends_on": m.EndsOn})
 			return err
 		}
 		sched, err := Parse(m.Cron, m.Timezone)

@@ -68,6 +68,9 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	return plugins.Result{Text: "Noted: nothing is sent."}, nil
 }
 
+// StillUsefulAfter is how many silent runs in a row raise the one "Still useful?" question.
+const StillUsefulAfter = 48
+
 // settle ends the running occurrence of run as state, with an event; false when the run has
 // none running.
 func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, report string) (bool, error) {
@@ -83,6 +86,18 @@ func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, repor
 			return fmt.Errorf("settle the occurrence of run %s: %w", runID, err)
 		}
 		ok = true
+		// Silence counts toward "Still useful?"; a delivered report starts the count again.
+		var quiet int
+		if err := tx.QueryRow(ctx, `UPDATE core.missions SET quiet_runs = CASE WHEN $2 THEN 0 ELSE quiet_runs + 1 END
+			WHERE id = $1 RETURNING quiet_runs`, mission, state == "delivered").Scan(&quiet); err != nil {
+			return err
+		}
+		if quiet == StillUsefulAfter {
+			if _, err := eventlog.Append(ctx, tx, "mission.still_useful", "", map[string]any{"mission_id": mission, "quiet_runs": quiet,
+				"owner_line": fmt.Sprintf("Still useful? Mission %d has had nothing to say %d times in a row: keep or stop it (buddi missions disable %d).", mission, quiet, mission)}); err != nil {
+				return err
+			}
+		}
 		kind := "mission.silent"
 		payload := map[string]any{"mission_id": mission, "occurrence_id": occ, "run_id": runID, "reason": reason}
 		if state == "delivered" {
