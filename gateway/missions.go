@@ -36,3 +36,16 @@ func loadZone(tz string) *time.Location {
 	}
 	return time.UTC
 }
+
+// reminderWaker wakes the agent of a due reminder, unattended, in a conversation of its own.
+func reminderWaker(convs *conversation.Store, runner *run.Runner) scheduler.Waker {
+	return func(ctx context.Context, r scheduler.Reminder) (string, error) {
+		text := fmt.Sprintf("Reminder %d, which you set for %s: %s\n\nCheck with your tools that this is still true and still matters. "+
+			"Then report it in a few sentences (mission.report), or stay silent with a reason (mission.silent).", r.ID, r.DueAt.Format(time.RFC1123), r.Note)
+		sent, err := convs.StartDetached(ctx, r.Agent, text, runner.StartNext(run.Meta{Interactive: false}))
+		if err != nil {
+			return "", err
+		}
+		return sent.RunID, nil
+	}
+}

@@ -23,12 +23,12 @@ import (
 // elsewhere). The composition root is the one place that names them; core never imports a
 // plugin.
 func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
-	return ServeManifests(pool, home, processes, nil)
+	return ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits)
 }
 
 // ServeManifests are the Manifests as buddi serve runs them: with the preview server behind
 // developer.preview, headless Chromium behind developer.screenshot, and core's artifact store.
-func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server) []plugins.Manifest {
+func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server, reminders scheduler.ReminderLimits) []plugins.Manifest {
 	deps := developer.Deps{Pool: pool, DataDir: home, Processes: processes}
 	if previews != nil {
 		deps.Previews = previewChecker{previews}
@@ -40,6 +40,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		run.Manifest(pool),
 		scheduler.Manifest(pool),
 		scheduler.ScheduleManifest(pool),
+		scheduler.ReminderManifest(pool, reminders),
 	}
 }
 

@@ -121,7 +121,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Resolve: previewResolver(devStore), Log: log,
 		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
 	previewPort := previewListener.Addr().(*net.TCPAddr).Port
-	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv)
+	reminderLimits, err := scheduler.ReminderLimitsFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits)
 	if _, err := migrations.Up(ctx, src.Pool, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
@@ -181,13 +185,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		if err := river.AddWorkerSafely(w, &scheduler.OccurrenceWorker{Store: missions, Start: missionStarter(convs, runner)}); err != nil {
 			return err
 		}
+		if err := river.AddWorkerSafely(w, &scheduler.RemindersWorker{Pool: src.Pool, Limits: reminderLimits, Wake: reminderWaker(convs, runner)}); err != nil {
+			return err
+		}
 		if err := river.AddWorkerSafely(w, &queue.DeadLetterWorker{Pool: src.Pool, Report: func(msg string) {
 			log.Warn("incident: " + msg)
 		}}); err != nil {
 			return err
 		}
 		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically(), scheduler.MaterialisePeriodically()}, Queues: map[string]int{run.Queue: 50}})
+	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically(), scheduler.MaterialisePeriodically(), scheduler.FireRemindersPeriodically()}, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,12 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	if err != nil {
 		return plugins.Result{}, err
 	}
-	if !ok {
-		return plugins.Result{Text: "This run is not a mission's, or its occurrence is already settled.", IsError: true}, nil
+	if !ok && t.report {
+		// Not a mission's occurrence (a reminder's run, a sentinel's wake): the report is
+		// delivered all the same.
+		if _, err := eventlog.Append(ctx, t.pool, "mission.reported", call.ConversationID, map[string]any{"run_id": call.RunID, "report": text}); err != nil {
+			return plugins.Result{}, err
+		}
 	}
 	if t.report {
 		return plugins.Result{Text: "Delivered to the owner."}, nil
