@@ -147,9 +147,18 @@ func Run(ctx context.Context, cfg config.Config, schemas ...migrations.Set) *Rep
 		return r
 	}
 	r.Queue = &st
-	if st.Failed > 0 {
+	// Failed jobs still counted: not dismissed, and not older than 14 days.
+	counted, cerr := queue.Failed(ctx, src.Pool, false, 500)
+	if cerr != nil {
+		counted = nil
+	}
+	if paused, since, err := queue.Paused(ctx, src.Pool); err == nil && paused {
+		r.add(Check{Name: "work", OK: true, Detail: "paused by you since " + since.Local().Format("Jan 2 15:04") + ": nothing runs until `buddi resume`"})
+	}
+	if len(counted) > 0 {
 		r.FailedJobs = failedJobs(ctx, src)
-		r.add(Check{Name: "queue", Detail: fmt.Sprintf("%d failed jobs wait for you", st.Failed), Fix: "read their errors with `buddi doctor --json` and retry or cancel them"})
+		r.add(Check{Name: "queue", Detail: fmt.Sprintf("%d failed jobs wait for you", len(counted)),
+			Fix: "see them by cause with `buddi jobs`, then `buddi jobs retry --all` or `buddi jobs dismiss --all`"})
 	} else {
 		r.add(Check{Name: "queue", OK: true, Detail: fmt.Sprintf("%d queues, %d jobs available, %d running, none failed", len(st.Queues), st.Jobs["available"], st.Jobs["running"])})
 	}

@@ -280,6 +280,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
+	if err := queue.HoldIfPaused(ctx, src.Pool, q.Client()); err != nil {
+		return err
+	}
 	if _, err := eventlogAppend(ctx, src.Pool, "buddi.started", map[string]any{
 		"version": version.Version, "pid": os.Getpid(), "database": src.Kind, "listener": h.listener,
 		"startup_ms": time.Since(started).Milliseconds(),

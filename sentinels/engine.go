@@ -59,6 +59,13 @@ func (e *Engine) Due(ctx context.Context, s plugins.Sentinel) (bool, time.Time, 
 	if !on {
 		return false, now.Add(Loop), nil
 	}
+	var paused bool // buddi pause: nothing is due until buddi resume
+	if err := e.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.system_flags WHERE key = 'paused')`).Scan(&paused); err != nil {
+		return false, time.Time{}, err
+	}
+	if paused {
+		return false, now.Add(Loop), nil
+	}
 	var last time.Time
 	err = e.Pool.QueryRow(ctx, `SELECT started_at FROM core.sentinel_runs WHERE sentinel = $1 ORDER BY started_at DESC LIMIT 1`, s.ID).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -32,6 +32,8 @@ type cli struct {
 	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`
 	Missions    missionsCmd    `cmd:"" help:"Scheduled work: list, add, run now, switch on and off, see occurrences."`
 	Reminders   remindersCmd   `cmd:"" help:"The agents' reminders: list them (and the limits), cancel one."`
+	Pause       pauseCmd       `cmd:"" help:"Stop all work (jobs, missions, sentinels) until buddi resume."`
+	Resume      resumeCmd      `cmd:"" help:"Start all work again after buddi pause."`
 	Jobs        jobsCmd        `cmd:"" help:"Failed jobs: list them by cause, retry, dismiss; cancel a job."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`

@@ -246,3 +246,29 @@ func TestMissionRunNow(t *testing.T) {
 		t.Fatalf("enable an unknown mission: %d %s", code, errOut)
 	}
 }
+
+// buddi pause stops every queue (and says so in doctor) until buddi resume.
+func TestPauseAndResume(t *testing.T) {
+	model, _, vars, home := scriptedServeAt(t)
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "pause"); code != 0 || !strings.Contains(out, "paused") {
+		t.Fatalf("pause: %d %s%s", code, out, errOut)
+	}
+	conn := dbConn(t, home)
+	var running int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM river.river_queue WHERE paused_at IS NULL`).Scan(&running); err != nil || running != 0 {
+		t.Fatalf("queues still running after pause: %d %v", running, err)
+	}
+	if _, out, _ := runBuddi(t, vars, time.Minute, "doctor"); !strings.Contains(out, "paused by you") {
+		t.Fatalf("doctor does not say work is paused:\n%s", out)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "resume"); code != 0 || !strings.Contains(out, "resumed") {
+		t.Fatalf("resume: %d %s%s", code, out, errOut)
+	}
+	model.Script(pt.Text("Back to work."))
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "ask", "--agent", "@dev", "hello"); code != 0 || !strings.Contains(out, "Back to work.") {
+		t.Fatalf("ask after resume: %d %s%s", code, out, errOut)
+	}
+	if _, out, _ := runBuddi(t, vars, time.Minute, "doctor"); strings.Contains(out, "paused by you") {
+		t.Fatalf("doctor still says paused:\n%s", out)
+	}
+}
