@@ -13,7 +13,7 @@ import (
 // missionStarter starts an occurrence's run: a conversation of its own, the mission's prompt
 // as its first turn, run unattended (the long retry horizon; nobody is waiting).
 func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Starter {
-	return func(ctx context.Context, m scheduler.Mission, o scheduler.Occurrence) (string, error) {
+	return func(ctx context.Context, m scheduler.Mission, o scheduler.Occurrence, extra string) (string, error) {
 		text := fmt.Sprintf("Mission %d, %q, scheduled for %s (%s).", m.ID, m.Name, o.Instant.In(loadZone(m.Timezone)).Format("Mon Jan 2 15:04"), m.Timezone)
 		if o.Covers > 1 {
 			text += fmt.Sprintf(" This run stands for %d instants that were missed while buddi was not running.", o.Covers)
@@ -22,6 +22,9 @@ func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Sta
 			text += fmt.Sprintf(" It is your own standing schedule; it stops when: %s. When that goal is met or moot, call schedule.cancel_mine with mission_id %d and say so once.", m.StopWhen, m.ID)
 		}
 		text += "\n\n" + m.Prompt
+		if extra != "" {
+			text += "\n\n" + extra
+		}
 		sent, err := convs.StartDetached(ctx, m.Agent, text, runner.StartNext(run.Meta{Interactive: false}))
 		if err != nil {
 			return "", err

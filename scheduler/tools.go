@@ -102,6 +102,12 @@ func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, repor
 				return err
 			}
 		}
+		if state == "delivered" { // a delivered recap consumes the digest it was given
+			if _, err := tx.Exec(ctx, `UPDATE core.digest_items SET consumed_at = now()
+				WHERE consumed_at IS NULL AND id <= (SELECT digest_upto FROM core.occurrences WHERE id = $1)`, occ); err != nil {
+				return err
+			}
+		}
 		kind := "mission.silent"
 		payload := map[string]any{"mission_id": mission, "occurrence_id": occ, "run_id": runID, "reason": reason}
 		if state == "delivered" {

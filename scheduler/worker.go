@@ -26,8 +26,8 @@ func (OccurrenceArgs) InsertOpts() river.InsertOpts {
 }
 
 // Starter starts the unattended run of an occurrence (a conversation of its own, the
-// mission's prompt as its first turn) and returns the run's id.
-type Starter func(ctx context.Context, m Mission, o Occurrence) (runID string, err error)
+// mission's prompt and extra as its first turn) and returns the run's id.
+type Starter func(ctx context.Context, m Mission, o Occurrence, extra string) (runID string, err error)
 
 // OccurrenceWorker runs OccurrenceArgs jobs: it claims the occurrence (pending → running)
 // and starts its run. A mission switched off meanwhile skips it.
@@ -68,7 +68,20 @@ func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceAr
 	if err != nil || !claimed {
 		return err
 	}
-	runID, err := w.Start(ctx, m, o)
+	extra := ""
+	if m.Source == "default" && m.Name == RecapName {
+		digest, upto, err := Digest(ctx, w.Store.Pool)
+		if err != nil {
+			return err
+		}
+		if digest != "" {
+			extra = "What the watchers noticed this week:\n" + digest
+		}
+		if _, err := w.Store.Pool.Exec(ctx, `UPDATE core.occurrences SET digest_upto = $2 WHERE id = $1`, o.ID, upto); err != nil {
+			return err
+		}
+	}
+	runID, err := w.Start(ctx, m, o, extra)
 	if err != nil {
 		_, _ = w.Store.Pool.Exec(context.WithoutCancel(ctx), `UPDATE core.occurrences SET state = 'failed', reason = $2, updated_at = now() WHERE id = $1`, o.ID, firstLine(err.Error()))
 		return fmt.Errorf("start the run of mission %d at %s: %w", m.ID, o.Instant, err)

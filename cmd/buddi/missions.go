@@ -13,6 +13,7 @@ import (
 type missionsCmd struct {
 	List        missionsListCmd        `cmd:"" default:"withargs" help:"List the missions."`
 	Add         missionsAddCmd         `cmd:"" help:"Add a mission of your own: a prompt for an agent on a cron schedule."`
+	AddDefaults missionsAddDefaultsCmd `cmd:"" name:"add-defaults" help:"Add the missions buddi ships (the weekly recap) when they are missing."`
 	RunNow      missionsRunNowCmd      `cmd:"" name:"run-now" help:"Run a mission now, once."`
 	Enable      missionsEnableCmd      `cmd:"" help:"Switch a mission on (what it missed while off is not owed)."`
 	Disable     missionsDisableCmd     `cmd:"" help:"Switch a mission off."`
@@ -214,4 +215,38 @@ func (c missionsOccurrencesCmd) Run(env *runEnv) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", o.ID, o.Instant.In(loc).Format("Mon Jan 2 15:04 MST"), o.State, o.Reason)
 	}
 	return tw.Flush()
+}
+
+type missionsAddDefaultsCmd struct{}
+
+func (missionsAddDefaultsCmd) Run(env *runEnv) error {
+	cat, err := loadCatalog()
+	if err != nil {
+		return err
+	}
+	holder, err := cat.ForRole("recap")
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%v: give an agent `roles: [recap]` in its file", err)}
+	}
+	tz := time.Local.String()
+	if tz == "Local" {
+		tz = "UTC"
+	}
+	st, done, err := missionStore(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	added, err := st.AddDefaults(env.ctx, holder.ID, tz)
+	if err != nil {
+		return err
+	}
+	if len(added) == 0 {
+		fmt.Fprintln(env.stdout, "The default missions are there already.")
+		return nil
+	}
+	for _, m := range added {
+		fmt.Fprintf(env.stdout, "mission %d added: %s for %s, %s (%s)\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone)
+	}
+	return nil
 }
