@@ -14,6 +14,7 @@ import (
 	"buddi/plugins/developer/shot"
 	"buddi/runtime/run"
 	"buddi/scheduler"
+	"buddi/sentinels"
 	"buddi/supervisor"
 	"buddi/surfaces/preview"
 )
@@ -38,7 +39,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 	return []plugins.Manifest{
 		developer.Manifest(deps),
 		run.Manifest(pool),
-		scheduler.Manifest(pool),
+		scheduler.ManifestMuting(pool, (&sentinels.Engine{Pool: pool}).AllMuted),
 		scheduler.ScheduleManifest(pool),
 		scheduler.ReminderManifest(pool, reminders),
 	}

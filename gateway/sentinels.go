@@ -14,15 +14,15 @@ import (
 // sentinelWake is the sentinel-wake mission: urgent findings wake the agent holding the
 // overview role, in a conversation of its own, unattended. The findings are evidence, not a
 // verdict: it verifies them with its tools, then reports or goes silent.
-func sentinelWake(catalog func() (*agents.Catalog, error), convs *conversation.Store, runner *run.Runner) func(ctx context.Context, sentinel string, fs []plugins.Finding) error {
-	return func(ctx context.Context, sentinel string, fs []plugins.Finding) error {
+func sentinelWake(catalog func() (*agents.Catalog, error), convs *conversation.Store, runner *run.Runner) func(ctx context.Context, sentinel string, fs []plugins.Finding) (string, error) {
+	return func(ctx context.Context, sentinel string, fs []plugins.Finding) (string, error) {
 		cat, err := catalog()
 		if err != nil {
-			return err
+			return "", err
 		}
 		a, err := cat.ForRole("overview")
 		if err != nil {
-			return err
+			return "", err
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "The watcher %s found this. It is evidence, not a verdict: check it with your tools, then report in under 600 characters with one recommended action (mission.report), or stay silent with a reason (mission.silent).\n", sentinel)
@@ -32,8 +32,8 @@ func sentinelWake(catalog func() (*agents.Catalog, error), convs *conversation.S
 				fmt.Fprintf(&b, " (%s)", f.Brief)
 			}
 		}
-		_, err = convs.StartDetached(ctx, a.ID, b.String(), runner.StartNext(run.Meta{Interactive: false}))
-		return err
+		sent, err := convs.StartDetached(ctx, a.ID, b.String(), runner.StartNext(run.Meta{Interactive: false}))
+		return sent.RunID, err
 	}
 }
 

@@ -155,6 +155,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		log.Warn("the agents do not load; runs fail until they do", "err", err)
 	}
 	missions := &scheduler.Store{Pool: src.Pool, Insert: insert}
+	watch := &sentinels.Engine{Pool: src.Pool}
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
 		Accounts: account.NewStore(src.Pool), Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log,
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},
@@ -169,7 +170,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 				log.Warn("a mission's run ended without mission.report or mission.silent; it counts as silent (no-decision)", "run", m.RunID)
 			}
 		}}
+	watch.Start = sentinelWake(catalog, convs, runner)
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
+		if err := river.AddWorkerSafely(w, &sentinels.WakesWorker{Engine: watch}); err != nil {
+			return err
+		}
 		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool, Insert: insert}); err != nil {
 			return err
 		}
@@ -194,7 +199,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			return err
 		}
 		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically(), scheduler.MaterialisePeriodically(), scheduler.FireRemindersPeriodically()}, Queues: map[string]int{run.Queue: 50}})
+	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically(), scheduler.MaterialisePeriodically(), scheduler.FireRemindersPeriodically(), sentinels.FlushWakesPeriodically()}, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
 	}
@@ -270,7 +275,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	procs.h.Store(supervisor.NewProcessHost(sys, tree))
 	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
-	watch := &sentinels.Engine{Pool: src.Pool, Wake: sentinelWake(catalog, convs, runner)}
 	if err := sentinels.Start(sys, tree.Sentinels, watch, allSentinels(manifests), sentinels.Loop); err != nil {
 		return err
 	}

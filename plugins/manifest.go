@@ -75,6 +75,15 @@ type Sentinel struct {
 	Period      time.Duration // how often it is due
 	// Check looks once and returns what it found: no model, no prompt.
 	Check func(ctx context.Context) ([]Finding, error)
+	// Coalesce, when set, gathers this sentinel's urgent wakes into one run: the first waits
+	// Window for company, each that follows pushes it back by Window, none waits past MaxWait.
+	Coalesce *Coalesce
+}
+
+// Coalesce is a sentinel's burst rule.
+type Coalesce struct {
+	Window  time.Duration // how long a wake waits for company
+	MaxWait time.Duration // the longest any wake waits
 }
 
 // Finding is one thing a sentinel noticed.

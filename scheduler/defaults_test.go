@@ -75,3 +75,19 @@ func TestRecapConsumesTheDigestOnlyWhenDelivered(t *testing.T) {
 		t.Fatal("a delivered recap left the digest pending")
 	}
 }
+
+// A report from a run whose findings the owner muted since is not delivered.
+func TestMutedReportIsNotDelivered(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	report := tool(scheduler.ManifestMuting(pool, func(context.Context, string) (bool, error) { return true, nil }), "mission.report")
+	res, err := report.Execute(ctx, plugins.Call{RunID: "run-x", Args: json.RawMessage(`{"report":"The card was charged twice."}`)}, nil)
+	if err != nil || !strings.Contains(res.Text, "Not delivered") {
+		t.Fatalf("report: %+v %v", res, err)
+	}
+	var n int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM core.events WHERE kind = 'mission.reported'`).Scan(&n)
+	if n != 0 {
+		t.Fatal("a muted report was delivered")
+	}
+}

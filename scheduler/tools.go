@@ -19,13 +19,21 @@ import (
 // default): mission.report delivers what the run found, mission.silent says there was nothing
 // worth the owner's attention. Both are auto: they act only on the run's own occurrence.
 func Manifest(pool *pgxpool.Pool) plugins.Manifest {
+	return ManifestMuting(pool, nil)
+}
+
+// ManifestMuting is Manifest with a check made again before a report is delivered: muted
+// reports whether the run carried only findings the owner has muted since (a sentinel's
+// wake); such a report is not delivered (silent, reason muted).
+func ManifestMuting(pool *pgxpool.Pool, muted func(ctx context.Context, runID string) (bool, error)) plugins.Manifest {
 	return plugins.Manifest{Name: "mission", Version: "1", Description: "How a mission's run reports, or stays silent.",
-		Tools: []plugins.Tool{decideTool{pool: pool, report: true}, decideTool{pool: pool}}}
+		Tools: []plugins.Tool{decideTool{pool: pool, report: true, muted: muted}, decideTool{pool: pool, muted: muted}}}
 }
 
 type decideTool struct {
 	pool   *pgxpool.Pool
 	report bool
+	muted  func(ctx context.Context, runID string) (bool, error)
 }
 
 func (t decideTool) Spec() plugins.Spec {
@@ -51,6 +59,19 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	state, reason, text := "silent", strings.TrimSpace(a.Reason), ""
 	if t.report {
 		state, reason, text = "delivered", "reported", strings.TrimSpace(a.Report)
+		if t.muted != nil {
+			muted, err := t.muted(ctx, call.RunID)
+			if err != nil {
+				return plugins.Result{}, err
+			}
+			if muted {
+				if _, err := settle(ctx, t.pool, call.RunID, "silent", "muted", ""); err != nil {
+					return plugins.Result{}, err
+				}
+				_, err := eventlog.Append(ctx, t.pool, "mission.silent", call.ConversationID, map[string]any{"run_id": call.RunID, "reason": "muted"})
+				return plugins.Result{Text: "Not delivered: the owner has muted what this was about. Nothing is sent."}, err
+			}
+		}
 	}
 	if reason == "" {
 		reason = "nothing needed the owner"

@@ -35,9 +35,12 @@ type Wake func(ctx context.Context, sentinel string, findings []plugins.Finding)
 
 // Engine evaluates sentinels against the database.
 type Engine struct {
-	Pool *pgxpool.Pool    // the ledger, findings, switches, mutes and digest
-	Wake Wake             // hears urgent findings that speak; nil drops them
-	Now  func() time.Time // the clock; nil is time.Now
+	Pool *pgxpool.Pool // the ledger, findings, switches, mutes and digest
+	Wake Wake          // hears urgent findings that speak (when Start is nil); nil drops them
+	// Start starts a wake's run and returns its id, recorded with the wake so mutes are
+	// honoured again before it delivers; it takes precedence over Wake.
+	Start Starter
+	Now   func() time.Time // the clock; nil is time.Now
 }
 
 func (e *Engine) now() time.Time {
@@ -151,8 +154,13 @@ func (e *Engine) Tick(ctx context.Context, s plugins.Sentinel) (spoke int, err e
 	if err != nil {
 		return 0, fmt.Errorf("sentinel %s: %w", s.ID, err)
 	}
-	if len(urgent) > 0 && e.Wake != nil {
-		if err := e.Wake(ctx, s.ID, urgent); err != nil {
+	if len(urgent) > 0 {
+		if s.Coalesce != nil && s.Coalesce.Window > 0 {
+			err = e.gather(ctx, s, urgent)
+		} else {
+			err = e.wakeNow(ctx, s.ID, urgent)
+		}
+		if err != nil {
 			return spoke, fmt.Errorf("sentinel %s: wake: %w", s.ID, err)
 		}
 	}

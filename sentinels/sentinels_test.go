@@ -210,3 +210,96 @@ func TestPanickingSentinelIsRestarted(t *testing.T) {
 		t.Fatalf("the first run's error: %q", failed)
 	}
 }
+
+// A burst is one run: wakes wait a window for company (each pushes it back), never past the
+// max wait; what the owner muted meanwhile leaves the run, and a run left with nothing is
+// dropped; a report from a wake whose findings are all muted now is not delivered.
+func TestCoalescedWakes(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	clk := &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	var runs [][]string
+	e := &sentinels.Engine{Pool: pool, Now: clk.now, Start: func(_ context.Context, _ string, fs []plugins.Finding) (string, error) {
+		var keys []string
+		for _, f := range fs {
+			keys = append(keys, f.Key)
+		}
+		runs = append(runs, keys)
+		return "run-" + string(rune('a'+len(runs)-1)), nil
+	}}
+	var current []plugins.Finding
+	s := plugins.Sentinel{ID: "bank", Period: time.Minute, Coalesce: &plugins.Coalesce{Window: 2 * time.Minute, MaxWait: 10 * time.Minute},
+		Check: func(context.Context) ([]plugins.Finding, error) { return current, nil }}
+	urgent := func(key, kind string) plugins.Finding {
+		return plugins.Finding{Key: key, Severity: "urgent", OwnerLine: key, Kind: kind, Subject: key}
+	}
+	flush := func() int {
+		t.Helper()
+		n, err := e.FlushWakes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	tick := func() {
+		t.Helper()
+		if _, err := e.Tick(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	current = []plugins.Finding{urgent("a", "charge")}
+	tick()
+	clk.add(time.Minute)
+	current = append(current, urgent("b", "charge"))
+	tick() // b joins; the wake is pushed to +3m
+	clk.add(90 * time.Second)
+	if flush() != 0 {
+		t.Fatal("a wake ran before its window closed")
+	}
+	clk.add(time.Minute)
+	if flush() != 1 || len(runs) != 1 || len(runs[0]) != 2 {
+		t.Fatalf("the burst: %v", runs)
+	}
+	// Findings that keep arriving never hold a wake past the max wait.
+	for i := 0; i < 8; i++ {
+		current = []plugins.Finding{urgent(string(rune('c'+i)), "charge")}
+		tick()
+		clk.add(90 * time.Second)
+		flush()
+	}
+	if len(runs) < 2 {
+		t.Fatalf("a steady stream held its wake past the max wait: %v", runs)
+	}
+	// Muted before the wake runs: dropped.
+	clk.add(10 * time.Minute)
+	flush() // what the stream left waiting
+	before := len(runs)
+	current = []plugins.Finding{urgent("x", "fee")}
+	tick()
+	if err := e.Mute(ctx, "fee", ""); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(3 * time.Minute)
+	flush()
+	if len(runs) != before {
+		t.Fatalf("a muted wake ran: %v", runs[before:])
+	}
+	// Muted after it ran: its report would not be delivered.
+	e2 := &sentinels.Engine{Pool: pool, Now: clk.now, Start: e.Start}
+	s2 := plugins.Sentinel{ID: "card", Period: time.Minute, Check: func(context.Context) ([]plugins.Finding, error) {
+		return []plugins.Finding{urgent("y", "travel")}, nil
+	}}
+	if _, err := e2.Tick(ctx, s2); err != nil {
+		t.Fatal(err)
+	}
+	last := "run-" + string(rune('a'+len(runs)-1))
+	if muted, err := e2.AllMuted(ctx, last); err != nil || muted {
+		t.Fatalf("before the mute: %v %v", muted, err)
+	}
+	if err := e2.Mute(ctx, "travel", "y"); err != nil {
+		t.Fatal(err)
+	}
+	if muted, err := e2.AllMuted(ctx, last); err != nil || !muted {
+		t.Fatalf("after the mute: %v %v", muted, err)
+	}
+}

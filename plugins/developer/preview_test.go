@@ -16,7 +16,9 @@ import (
 
 type fakePreviews struct{ absolute bool }
 
-func (f fakePreviews) Check(context.Context, string) (bool, bool, string) { return true, f.absolute, "" }
+func (f fakePreviews) Check(context.Context, string) (bool, bool, string) {
+	return true, f.absolute, ""
+}
 
 type keptArtifact struct {
 	name, mediaType string
