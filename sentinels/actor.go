@@ -30,6 +30,9 @@ func Start(sys *actors.System, parent *actors.Ref, e *Engine, list []plugins.Sen
 
 type tick struct{}
 
+// IgnoreDeadLetterLogging: a tick that arrives after its actor stopped means nothing.
+func (tick) IgnoreDeadLetterLogging() {}
+
 type actor struct {
 	sys   *actors.System
 	e     *Engine
