@@ -272,3 +272,34 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("doctor still says paused:\n%s", out)
 	}
 }
+
+// buddi sentinels: the developer plugin's watcher is listed, ticks at start, and can be
+// switched off; findings can be muted.
+func TestSentinelsCommands(t *testing.T) {
+	_, _, vars, home := scriptedServeAt(t)
+	conn := dbConn(t, home)
+	waitFor(t, "the first tick", time.Minute, func() bool {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM core.sentinel_runs WHERE sentinel = 'developer.failing-tests'`).Scan(&n)
+		return err == nil && n >= 1
+	})
+	code, out, errOut := runBuddi(t, vars, time.Minute, "sentinels", "--json")
+	if code != 0 || !strings.Contains(out, `"id": "developer.failing-tests"`) || !strings.Contains(out, `"last_run"`) {
+		t.Fatalf("sentinels: %d %s%s", code, out, errOut)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "sentinels", "off", "developer.failing-tests"); code != 0 || !strings.Contains(out, "is off") {
+		t.Fatalf("off: %d %s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "sentinels"); code != 0 || !strings.Contains(out, "off") {
+		t.Fatalf("list after off: %d %s", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "sentinels", "off", "nope"); code != 1 || !strings.Contains(errOut, "buddi sentinels") {
+		t.Fatalf("an unknown sentinel: %d %s", code, errOut)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "sentinels", "mute", "failing-tests"); code != 0 || !strings.Contains(out, "muted") {
+		t.Fatalf("mute: %d %s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "sentinels", "findings"); code != 0 || !strings.Contains(out, "Nothing open.") {
+		t.Fatalf("findings: %d %s", code, out)
+	}
+}
