@@ -114,8 +114,8 @@ func (t proposeTool) Describe(_ context.Context, call plugins.Call) (plugins.Env
 	for _, at := range s.Between(now, now.AddDate(1, 0, 0), 3) {
 		next = append(next, at.In(s.Loc).Format("Mon Jan 2 15:04"))
 	}
-	preview := fmt.Sprintf("Run %s with this instruction:\n  %s\nSchedule: %s (%s); the next three: %s.\nStops when: %s\nLast day: %s.",
-		call.Agent, p.Prompt, p.Cron, s.Loc, strings.Join(next, ", "), p.StopWhen, ends.Add(-time.Second).In(s.Loc).Format("Mon Jan 2 2006"))
+	preview := fmt.Sprintf("Run %s with this instruction:\n  %s\nWhen: %s (%s; cron %q); the next three: %s.\nStops when: %s\nLast day: %s.",
+		call.Agent, p.Prompt, s.Words(), s.Loc, p.Cron, strings.Join(next, ", "), p.StopWhen, ends.Add(-time.Second).In(s.Loc).Format("Mon Jan 2 2006"))
 	return plugins.Envelope{Summary: fmt.Sprintf("A standing schedule for %s: %s", call.Agent, p.Name),
 		Effects: []plugins.Effect{plugins.EffectStateWrite}, Preview: preview}, nil
 }

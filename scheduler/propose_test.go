@@ -49,7 +49,7 @@ func TestScheduleProposeAndCancel(t *testing.T) {
 	}
 	// 10:00 UTC is 11:00 in Berlin: today's 09:00 is past, so the next three are the
 	// following weekdays.
-	for _, want := range []string{"Check the CI of the branch.", "Tue Dec 1 09:00, Wed Dec 2 09:00, Thu Dec 3 09:00", "the branch is merged", "Thu Dec 31 2026"} {
+	for _, want := range []string{"Check the CI of the branch.", "weekdays at 09:00", "Tue Dec 1 09:00, Wed Dec 2 09:00, Thu Dec 3 09:00", "the branch is merged", "Thu Dec 31 2026"} {
 		if !strings.Contains(env.Preview, want) {
 			t.Errorf("the preview lacks %q:\n%s", want, env.Preview)
 		}

@@ -13,6 +13,8 @@ package scheduler
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -104,5 +106,48 @@ func (s Schedule) Cadence(now time.Time) string {
 		}
 		b = append(b, t.In(s.Loc).Format("Mon Jan 2 15:04")...)
 	}
-	return fmt.Sprintf("cron %q in %s; next: %s", s.Expr, s.Loc, string(b))
+	return fmt.Sprintf("%s (%s); next: %s", s.Words(), s.Loc, string(b))
+}
+
+// Words says a five-field schedule in words where it is a common shape ("weekdays at 09:00",
+// "every day at 02:30", "every hour at :15", "Mondays at 09:00", "on the 1st of each month at
+// 08:00"), else the expression itself.
+func (s Schedule) Words() string {
+	f := strings.Fields(s.Expr)
+	if len(f) != 5 {
+		return "on the schedule " + s.Expr
+	}
+	minute, hour, dom, month, dow := f[0], f[1], f[2], f[3], f[4]
+	m, errM := strconv.Atoi(minute)
+	h, errH := strconv.Atoi(hour)
+	at := fmt.Sprintf("%02d:%02d", h, m)
+	days := map[string]string{"0": "Sundays", "1": "Mondays", "2": "Tuesdays", "3": "Wednesdays", "4": "Thursdays", "5": "Fridays", "6": "Saturdays", "7": "Sundays",
+		"1-5": "weekdays", "0,6": "weekends", "6,0": "weekends", "*": "every day"}
+	switch {
+	case errM == nil && hour == "*" && dom == "*" && month == "*" && dow == "*":
+		return fmt.Sprintf("every hour at :%02d", m)
+	case errM == nil && errH == nil && dom == "*" && month == "*":
+		if d, ok := days[dow]; ok {
+			return d + " at " + at
+		}
+	case errM == nil && errH == nil && month == "*" && dow == "*":
+		if d, err := strconv.Atoi(dom); err == nil {
+			return fmt.Sprintf("on the %s of each month at %s", ordinal(d), at)
+		}
+	}
+	return "on the schedule " + s.Expr
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }

@@ -65,3 +65,19 @@ func TestParseRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestWords(t *testing.T) {
+	for expr, want := range map[string]string{
+		"0 9 * * 1-5": "weekdays at 09:00", "30 2 * * *": "every day at 02:30", "15 * * * *": "every hour at :15",
+		"0 9 * * 1": "Mondays at 09:00", "0 8 1 * *": "on the 1st of each month at 08:00", "0 8 22 * *": "on the 22nd of each month at 08:00",
+		"0 8 * 1 *": "on the schedule 0 8 * 1 *",
+	} {
+		s, err := scheduler.Parse(expr, "UTC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Words(); got != want {
+			t.Errorf("%q: %q, want %q", expr, got, want)
+		}
+	}
+}
