@@ -150,7 +150,9 @@ async function drawChat(agentId) {
     thread.append(el('p', { class: 'muted' }, `Write to ${agent.handle} to start.`));
   }
   if (chat.streaming) thread.append(chat.streaming);
+  const draft = document.querySelector('form.compose textarea')?.value || '';
   const input = el('textarea', { name: 'text', placeholder: `Message ${agent.handle}`, 'aria-label': 'Message' });
+  input.value = draft;
   const form = el('form', { class: 'compose', onsubmit: ev => { ev.preventDefault(); send(input.value); input.value = ''; } },
     input, el('button', { class: 'primary', type: 'submit' }, 'Send'),
     el('button', { type: 'button', id: 'stop', onclick: () => chat.conv && act(() => api('POST', `/api/conversations/${chat.conv}/stop`), 'Stopping') }, 'Stop'));
@@ -264,7 +266,12 @@ async function refresh() {
 }
 
 let pending = null;
-function refreshSoon() { clearTimeout(pending); pending = setTimeout(() => { if (!(chat && chat.socket)) refresh(); else drawRail(); }, 150); }
+// refreshSoon redraws what the event log changed. The chat page keeps its thread and the
+// owner's draft: its own socket brings the run's events, so only the rail is redrawn there.
+function refreshSoon() {
+  clearTimeout(pending);
+  pending = setTimeout(() => { if (current.page === 'chat') drawRail(); else refresh(); }, 150);
+}
 
 function live() {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
