@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"buddi/core/conversation"
@@ -14,6 +15,18 @@ import (
 // as its first turn, run unattended (the long retry horizon; nobody is waiting).
 func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Starter {
 	return func(ctx context.Context, m scheduler.Mission, o scheduler.Occurrence, extra string) (string, error) {
+		agent := m.Agent
+		if role, ok := strings.CutPrefix(agent, "role:"); ok { // a role is resolved at each run
+			cat, err := runner.Catalog()
+			if err != nil {
+				return "", err
+			}
+			holder, err := cat.ForRole(role)
+			if err != nil {
+				return "", err
+			}
+			agent = holder.ID
+		}
 		text := fmt.Sprintf("Mission %d, %q, scheduled for %s (%s).", m.ID, m.Name, o.Instant.In(loadZone(m.Timezone)).Format("Mon Jan 2 15:04"), m.Timezone)
 		if o.Covers > 1 {
 			text += fmt.Sprintf(" This run stands for %d instants that were missed while buddi was not running.", o.Covers)
@@ -25,7 +38,7 @@ func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Sta
 		if extra != "" {
 			text += "\n\n" + extra
 		}
-		sent, err := convs.StartDetached(ctx, m.Agent, text, runner.StartNext(run.Meta{Interactive: false}))
+		sent, err := convs.StartDetached(ctx, agent, text, runner.StartNext(run.Meta{Interactive: false}))
 		if err != nil {
 			return "", err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -78,7 +79,7 @@ func (c missionsListCmd) Run(env *runEnv) error {
 }
 
 type missionsAddCmd struct {
-	Agent         string `required:"" help:"The agent's handle (@dev) or id."`
+	Agent         string `required:"" help:"The agent's handle (@dev) or id, or role:NAME for whichever agent holds that role when it runs."`
 	Cron          string `required:"" help:"Five fields: minute hour day month weekday (\"0 9 * * 1-5\": weekdays at 09:00)."`
 	TZ            string `name:"tz" help:"An IANA time zone, like Europe/Berlin. Default: this machine's." default:""`
 	Misfire       string `enum:"replay-all,coalesce,latest-only,skip-after-deadline" default:"coalesce" help:"What a machine that slept owes: ${enum}."`
@@ -88,9 +89,20 @@ type missionsAddCmd struct {
 }
 
 func (c missionsAddCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
-	if err != nil {
-		return err
+	id := c.Agent
+	if role, ok := strings.CutPrefix(c.Agent, "role:"); ok {
+		cat, err := loadCatalog()
+		if err != nil {
+			return err
+		}
+		if _, err := cat.ForRole(role); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("%v: give an agent `roles: [%s]` in its file", err, role)}
+		}
+	} else {
+		var err error
+		if id, err = agentID(c.Agent); err != nil {
+			return err
+		}
 	}
 	tz := c.TZ
 	if tz == "" {

@@ -196,6 +196,12 @@ func TestMissionRunNow(t *testing.T) {
 		"--tz", "Europe/Berlin", "--prompt", "Summarise the workspace."); code != 0 || !strings.Contains(out, "mission 1 added") || !strings.Contains(out, "Europe/Berlin") {
 		t.Fatalf("missions add: %d %s%s", code, out, errOut)
 	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "missions", "add", "--agent", "role:recap", "--cron", "0 9 * * 1", "--prompt", "Recap."); code != 0 || !strings.Contains(out, "Mondays at 09:00") {
+		t.Fatalf("a mission for a role: %d %s%s", code, out, errOut)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "missions", "add", "--agent", "role:nobody", "--cron", "0 9 * * 1", "--prompt", "x"); code != 1 || !strings.Contains(errOut, "roles: [nobody]") {
+		t.Fatalf("a role nobody holds: %d %s", code, errOut)
+	}
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "missions", "add", "--agent", "@dev", "--cron", "0 25 * * *", "--prompt", "x"); code != 2 {
 		t.Fatalf("a bad cron: %d %s", code, errOut)
 	}
