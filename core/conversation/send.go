@@ -36,6 +36,9 @@ type Message struct {
 	Rollover time.Duration
 	// Now is the clock; zero means time.Now.
 	Now time.Time
+	// Also, when set, runs at the end of the message's transaction: a surface marks the
+	// update it came from handled there, so it is never handled twice.
+	Also func(ctx context.Context, tx pgx.Tx) error
 }
 
 // Sent is what became of a message.
@@ -121,8 +124,10 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 				return fmt.Errorf("queue input for %s: %w", conv.ID, err)
 			}
 			out.Conversation, out.RunID, out.Joined = conv, conv.ActiveRun, true
-			_, err := eventlog.Append(ctx, tx, "message.joined", conv.ID, map[string]any{"run_id": conv.ActiveRun, "surface": m.Surface})
-			return err
+			if _, err := eventlog.Append(ctx, tx, "message.joined", conv.ID, map[string]any{"run_id": conv.ActiveRun, "surface": m.Surface}); err != nil {
+				return err
+			}
+			return also(ctx, tx, m)
 		}
 		if _, err := Append(ctx, tx, conv.ID, "", KindUser, map[string]any{"text": m.Text, "surface": m.Surface}); err != nil {
 			return err
@@ -136,13 +141,22 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 			return err
 		}
 		out.Conversation, out.RunID = conv, runID
-		_, err = eventlog.Append(ctx, tx, "message.received", conv.ID, map[string]any{"run_id": runID, "surface": m.Surface, "agent": conv.Agent})
-		return err
+		if _, err := eventlog.Append(ctx, tx, "message.received", conv.ID, map[string]any{"run_id": runID, "surface": m.Surface, "agent": conv.Agent}); err != nil {
+			return err
+		}
+		return also(ctx, tx, m)
 	})
 	if err != nil {
 		return Sent{}, err
 	}
 	return out, nil
+}
+
+func also(ctx context.Context, tx pgx.Tx, m Message) error {
+	if m.Also == nil {
+		return nil
+	}
+	return m.Also(ctx, tx)
 }
 
 // pick finds (and locks) the conversation the message goes to, creating one when needed.

@@ -1,0 +1,269 @@
+package telegram
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/agents"
+	"buddi/core/action"
+	"buddi/core/conversation"
+	"buddi/core/eventlog"
+	"buddi/runtime/live"
+)
+
+// Deps are what the bot needs from the gateway.
+type Deps struct {
+	API           *API                // the Bot API with the bot's token
+	Store         *Store              // the surface's state
+	Conversations *conversation.Store // where messages go
+	// Start enqueues the run that answers a message (interactive, on this surface).
+	Start conversation.StartRun
+	// Catalog loads the agents.
+	Catalog func() (*agents.Catalog, error)
+	// Live carries runs' events.
+	Live *live.Hub
+	// Decide records the owner's decision on an action (the trust core's one atomic claim).
+	Decide func(ctx context.Context, actionID string, approve bool) (action.Record, error)
+	// Log receives what the bot logs; nil discards.
+	Log *slog.Logger
+	// PollTimeout is getUpdates' long-poll; the client gives up 10 s after it. Default 25 s.
+	PollTimeout time.Duration
+	// EditEvery is the least time between two edits of a streamed reply. Default 1.5 s.
+	EditEvery time.Duration
+	// PollMargin is how long past PollTimeout a poll may take before the client gives up on
+	// it (a half-open connection). Default 10 s.
+	PollMargin time.Duration
+}
+
+// Bot is the Telegram surface.
+type Bot struct {
+	d       Deps
+	follows sync.WaitGroup // replies being streamed; they end with Run
+}
+
+// New returns the bot.
+func New(d Deps) *Bot {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.PollTimeout <= 0 {
+		d.PollTimeout = 25 * time.Second
+	}
+	if d.EditEvery <= 0 {
+		d.EditEvery = 1500 * time.Millisecond
+	}
+	if d.PollMargin <= 0 {
+		d.PollMargin = 10 * time.Second
+	}
+	d.Log = d.Log.With("service", "telegram")
+	return &Bot{d: d}
+}
+
+// ErrRevoked means the token was refused (401): the surface is down until it is set again.
+var ErrRevoked = errors.New("telegram: the bot token was refused; set a new one with `buddi telegram setup`")
+
+// Run polls until ctx ends or the token is refused. Every update is stored before the offset
+// advances, and handled from the store, so a restart loses none and handles none twice.
+func (b *Bot) Run(ctx context.Context) error {
+	defer b.follows.Wait() // ctx's end stops every reply being streamed
+	backoff := time.Second
+	for ctx.Err() == nil {
+		if err := b.handlePending(ctx); err != nil && ctx.Err() == nil {
+			b.d.Log.Warn("handle updates", "err", err)
+		}
+		off, err := b.d.Store.offset(ctx)
+		if err != nil {
+			b.sleep(ctx, backoff)
+			continue
+		}
+		// Never deaf: the client gives up a little after the long poll should have answered.
+		pctx, cancel := context.WithTimeout(ctx, b.d.PollTimeout+b.d.PollMargin)
+		us, err := b.d.API.GetUpdates(pctx, off, b.d.PollTimeout)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			var ae *APIError
+			switch {
+			case Unauthorized(err):
+				b.down(ctx)
+				return ErrRevoked
+			case errors.As(err, &ae) && ae.RetryAfter > 0:
+				b.sleep(ctx, ae.RetryAfter)
+			default:
+				// A network error or a deadline: back off with jitter, at most a minute.
+				b.d.Log.Warn("poll", "err", err, "retry_in", backoff)
+				b.sleep(ctx, backoff/2+time.Duration(rand.Int64N(int64(backoff/2)+1)))
+				backoff = min(backoff*2, time.Minute)
+			}
+			continue
+		}
+		backoff = time.Second
+		if err := b.d.Store.persist(ctx, us); err != nil {
+			b.d.Log.Warn("store updates", "err", err)
+			b.sleep(ctx, time.Second)
+		}
+	}
+	return nil
+}
+
+func (b *Bot) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// down marks the surface down once (an event, which the dashboard and doctor show).
+func (b *Bot) down(ctx context.Context) {
+	b.d.Log.Error("the Telegram bot token was refused (401): the surface is down; set a new token with `buddi telegram setup`")
+	_, _ = b.d.Store.Pool.Exec(ctx, `INSERT INTO core.system_flags (key, value) VALUES ('telegram_down', '{"reason":"401"}')
+		ON CONFLICT (key) DO NOTHING`)
+	_, _ = eventlog.Append(ctx, b.d.Store.Pool, "telegram.down", "", map[string]any{"reason": "the bot token was refused (401)"})
+}
+
+func (b *Bot) handlePending(ctx context.Context) error {
+	us, err := b.d.Store.pending(ctx)
+	if err != nil {
+		return err
+	}
+	for _, u := range us {
+		if err := b.handle(ctx, u); err != nil {
+			return fmt.Errorf("update %d: %w", u.UpdateID, err)
+		}
+	}
+	return nil
+}
+
+// ignore records an update that gets no answer (a stranger, a group), with an event.
+func (b *Bot) ignore(ctx context.Context, u Update, why string, who int64) error {
+	return pgx.BeginFunc(ctx, b.d.Store.Pool, func(tx pgx.Tx) error {
+		if err := markHandled(ctx, tx, u.UpdateID, "ignored", why); err != nil {
+			return err
+		}
+		_, err := eventlog.Append(ctx, tx, "telegram.ignored", "", map[string]any{"update_id": u.UpdateID, "why": why, "user_id": who})
+		return err
+	})
+}
+
+func (b *Bot) done(ctx context.Context, u Update, note string) error {
+	return markHandled(ctx, b.d.Store.Pool, u.UpdateID, "handled", note)
+}
+
+func (b *Bot) handle(ctx context.Context, u Update) error {
+	if cq := u.CallbackQuery; cq != nil {
+		return b.callback(ctx, u, cq)
+	}
+	m := u.Message
+	if m == nil || m.From == nil {
+		return b.ignore(ctx, u, "not a message", 0)
+	}
+	if m.Chat.Type != "private" {
+		return b.ignore(ctx, u, "a group", m.From.ID)
+	}
+	paired, err := b.d.Store.Paired(ctx, m.From.ID, m.Chat.ID)
+	if err != nil {
+		return err
+	}
+	if !paired {
+		if code, ok := strings.CutPrefix(strings.TrimSpace(m.Text), "/start "); ok {
+			if err := b.d.Store.Pair(ctx, strings.TrimSpace(code), *m.From, m.Chat.ID); err == nil {
+				b.send(ctx, m.Chat.ID, "Paired. This chat is now how you talk with buddi from your phone. /help says what you can do.")
+				b.publishMenu(ctx, m.Chat.ID)
+				return b.done(ctx, u, "paired")
+			}
+		}
+		return b.ignore(ctx, u, "a stranger", m.From.ID) // no answer, no menu
+	}
+	if len(m.Photo) > 0 || len(m.Document) > 0 || len(m.Voice) > 0 {
+		b.send(ctx, m.Chat.ID, "I can't take files here yet; paste the text, or send it on the dashboard.")
+		return b.done(ctx, u, "a file")
+	}
+	text := strings.TrimSpace(m.Text)
+	if strings.HasPrefix(text, "/") {
+		return b.command(ctx, u, m.Chat.ID, text)
+	}
+	return b.message(ctx, u, m.Chat.ID, text)
+}
+
+func (b *Bot) send(ctx context.Context, chat int64, text string) Message {
+	msg, err := b.d.API.SendMessage(ctx, chat, text, nil)
+	if err != nil {
+		b.d.Log.Warn("send", "err", err)
+	}
+	return msg
+}
+
+// nonce binds a callback to its action and verb: a button can decide only what it names.
+func (b *Bot) nonce(actionID, verb string) string { return Nonce(b.d.API.Token, actionID, verb) }
+
+// Nonce is the callback data's proof that buddi made the button: an HMAC of the action and
+// the verb under the bot's token.
+func Nonce(token, actionID, verb string) string {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte(actionID + ":" + verb))
+	return hex.EncodeToString(mac.Sum(nil))[:16]
+}
+
+func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
+	if cq.Message == nil {
+		return b.ignore(ctx, u, "a callback without its message", cq.From.ID)
+	}
+	paired, err := b.d.Store.Paired(ctx, cq.From.ID, cq.Message.Chat.ID)
+	if err != nil {
+		return err
+	}
+	if !paired {
+		return b.ignore(ctx, u, "a stranger's button", cq.From.ID)
+	}
+	parts := strings.Split(cq.Data, "|")
+	if len(parts) != 3 || (parts[0] != "approve" && parts[0] != "reject") || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That button is not one of buddi's.")
+		return b.ignore(ctx, u, "a forged button", cq.From.ID)
+	}
+	approve := parts[0] == "approve"
+	rec, err := b.d.Decide(ctx, parts[1], approve)
+	var lost *action.AlreadyDecidedError
+	switch {
+	case errors.As(err, &lost):
+		where := lost.By
+		if where == "" {
+			where = "its expiry"
+		}
+		msg := fmt.Sprintf("Already %s (%s).", lost.State, where)
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, msg)
+		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+msg, nil)
+	case err != nil:
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That could not be decided: "+firstLine(err.Error()))
+	default:
+		verb := "Rejected"
+		if approve {
+			verb = "Approved"
+		}
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, verb)
+		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+verb+" here.", nil)
+		_ = rec
+	}
+	return b.done(ctx, u, "a decision")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

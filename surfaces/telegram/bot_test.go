@@ -1,0 +1,328 @@
+package telegram_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/agents"
+	"buddi/core/action"
+	"buddi/core/conversation"
+	"buddi/internal/pgtest"
+	"buddi/plugins"
+	"buddi/runtime/live"
+	"buddi/surfaces/telegram"
+	"buddi/surfaces/telegram/telegramtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const owner, ownerChat = int64(42), int64(4242)
+
+type fixture struct {
+	t      *testing.T
+	pool   *pgxpool.Pool
+	api    *telegramtest.Server
+	store  *telegram.Store
+	convs  *conversation.Store
+	hub    *live.Hub
+	mu     sync.Mutex
+	runs   []string // runs the bot started
+	nextID int64
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{t: t, pool: pgtest.Pool(t), api: telegramtest.New(t), hub: live.NewHub(), nextID: 1}
+	f.store = &telegram.Store{Pool: f.pool}
+	f.convs = conversation.NewStore(f.pool)
+	return f
+}
+
+func (f *fixture) bot() *telegram.Bot {
+	dir := f.t.TempDir()
+	agent := "---\nid: helper\nhandle: \"@helper\"\nname: Helper\ndefault: true\nroles: [overview]\ntools: []\n---\nYou help.\n"
+	if err := os.WriteFile(filepath.Join(dir, "helper.md"), []byte(agent), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	return telegram.New(telegram.Deps{
+		API:   &telegram.API{Base: f.api.URL, Token: telegramtest.Token, HTTP: &http.Client{}},
+		Store: f.store, Conversations: f.convs, Live: f.hub,
+		Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) },
+		Start: func(_ context.Context, _ pgx.Tx, _ conversation.Conversation, runID string) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.runs = append(f.runs, runID)
+			return nil
+		},
+		Decide: func(ctx context.Context, id string, approve bool) (action.Record, error) {
+			var rec action.Record
+			err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+				var err error
+				rec, err = action.Decide(ctx, tx, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
+				return err
+			})
+			return rec, err
+		},
+		PollTimeout: time.Second, PollMargin: 300 * time.Millisecond, EditEvery: 50 * time.Millisecond,
+	})
+}
+
+// start runs a bot until the test ends (or stop).
+func (f *fixture) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel, f.done = cancel, make(chan error, 1)
+	b := f.bot()
+	go func() { f.done <- b.Run(ctx) }()
+	f.t.Cleanup(f.stop)
+}
+
+func (f *fixture) stop() {
+	if f.cancel != nil {
+		f.cancel()
+		<-f.done
+		f.cancel = nil
+	}
+}
+
+func (f *fixture) push(u map[string]any) {
+	f.mu.Lock()
+	u["update_id"] = f.nextID
+	f.nextID++
+	f.mu.Unlock()
+	f.api.Push(u)
+}
+
+func text(from, chat int64, chatType, s string) map[string]any {
+	return map[string]any{"message": map[string]any{"message_id": 1, "from": map[string]any{"id": from, "is_bot": false, "first_name": "Ann"},
+		"chat": map[string]any{"id": chat, "type": chatType}, "text": s}}
+}
+
+func (f *fixture) handled(n int) {
+	f.t.Helper()
+	pgtest.Eventually(f.t, "updates handled", func() bool {
+		var c int
+		_ = f.pool.QueryRow(context.Background(), `SELECT count(*) FROM core.surface_updates WHERE state <> 'pending'`).Scan(&c)
+		return c >= n
+	})
+}
+
+func sentTexts(calls []telegramtest.Call) []string {
+	var out []string
+	for _, c := range calls {
+		if s, ok := c.Params["text"].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (f *fixture) pair() {
+	f.t.Helper()
+	code, _, err := f.store.NewPairingCode(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.push(text(owner, ownerChat, "private", "/start "+code))
+}
+
+func TestPairingAndStrangers(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.push(text(7, 77, "private", "/start WRONGCODE"))
+	f.push(text(7, 77, "private", "hello?"))
+	f.push(text(owner, -100, "group", "hello group"))
+	f.pair()
+	f.handled(4)
+	sends := f.api.Calls("sendMessage")
+	if len(sends) != 1 || sends[0].Params["chat_id"].(float64) != float64(ownerChat) || !strings.Contains(sends[0].Params["text"].(string), "Paired") {
+		t.Fatalf("sends: %+v", sends)
+	}
+	menu := f.api.Calls("setMyCommands")
+	if len(menu) != 1 || menu[0].Params["scope"].(map[string]any)["chat_id"].(float64) != float64(ownerChat) {
+		t.Fatalf("the menu: %+v", menu)
+	}
+	var ignored int
+	_ = f.pool.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'telegram.ignored'`).Scan(&ignored)
+	if ignored != 3 {
+		t.Fatalf("ignored events: %d, want 3 (a wrong code, a stranger, a group)", ignored)
+	}
+	// An expired code pairs nobody.
+	code, _, _ := f.store.NewPairingCode(context.Background())
+	_, _ = f.pool.Exec(context.Background(), `UPDATE core.pairing_codes SET expires_at = now() - interval '1 minute'`)
+	f.push(text(8, 88, "private", "/start "+code))
+	f.handled(5)
+	if ok, _ := f.store.Paired(context.Background(), 8, 88); ok {
+		t.Fatal("an expired code paired")
+	}
+}
+
+func TestStreamedReplyAndSplit(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.pair()
+	f.handled(1)
+	f.push(text(owner, ownerChat, "private", "write me a long story"))
+	var run string
+	pgtest.Eventually(t, "the run", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.runs) == 1 {
+			run = f.runs[0]
+		}
+		return run != ""
+	})
+	pgtest.Eventually(t, "Working on it…", func() bool {
+		return len(sentTexts(f.api.Calls("sendMessage"))) == 2
+	})
+	convs, _ := f.convs.List(context.Background(), "helper", 1)
+	conv := convs[0].ID
+	para := strings.Repeat("word ", 500) // 2,500 characters
+	for i := 0; i < 3; i++ {
+		f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "text", Text: para + "\n\n"})
+		time.Sleep(60 * time.Millisecond) // the reply streams over time; edits follow at most every 50 ms here
+	}
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.finished"})
+	pgtest.Eventually(t, "the split reply", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) >= 3 })
+	sends := sentTexts(f.api.Calls("sendMessage"))
+	if sends[1] != "Working on it…" {
+		t.Fatalf("first: %q", sends[1])
+	}
+	edits := f.api.Calls("editMessageText")
+	if len(edits) < 2 {
+		t.Fatalf("the reply was not streamed by edits: %d edits", len(edits))
+	}
+	for _, e := range edits {
+		if n := len([]rune(e.Params["text"].(string))); n > telegram.MaxMessage {
+			t.Fatalf("an edit of %d characters", n)
+		}
+	}
+	last := sends[len(sends)-1]
+	if len([]rune(last)) > telegram.MaxMessage || !strings.HasPrefix(last, "word") {
+		t.Fatalf("the rest of the reply: %d characters", len([]rune(last)))
+	}
+	es, _ := f.convs.Transcript(context.Background(), conv)
+	if len(es) != 1 || !strings.Contains(string(es[0].Body), "long story") {
+		t.Fatalf("the transcript: %+v", es)
+	}
+}
+
+func TestApprovalButtonRacesTheDashboard(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.pair()
+	f.handled(1)
+	ctx := context.Background()
+	newAction := func() string {
+		var rec action.Record
+		err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+			var err error
+			rec, err = action.Create(ctx, tx, action.Proposal{Call: plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "helper"},
+				Version: "1", Envelope: plugins.Envelope{Summary: "Send the mail", Effects: []plugins.Effect{plugins.EffectNetWrite}}})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.ID
+	}
+	tap := func(data string) {
+		f.push(map[string]any{"callback_query": map[string]any{"id": "cq", "from": map[string]any{"id": owner, "first_name": "Ann"},
+			"message": map[string]any{"message_id": 9, "chat": map[string]any{"id": ownerChat, "type": "private"}, "text": "Send the mail"}, "data": data}})
+	}
+	// The bot's own card (its nonce) decides.
+	id := newAction()
+	good := "approve|" + id + "|" + telegram.Nonce(telegramtest.Token, id, "approve")
+	tap(good)
+	f.handled(2)
+	if rec, _ := action.Get(ctx, f.pool, id); rec.Approval.State != action.Approved || rec.Approval.DecidedBy != "telegram" {
+		t.Fatalf("after the button: %s by %s", rec.Approval.State, rec.Approval.DecidedBy)
+	}
+	// The dashboard decided first: the button loses, and its card says which way it went.
+	id2 := newAction()
+	if err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		_, err := action.Decide(ctx, tx, action.Decision{ActionID: id2, Approve: false, Surface: "dashboard"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tap("approve|" + id2 + "|" + telegram.Nonce(telegramtest.Token, id2, "approve"))
+	f.handled(3)
+	if rec, _ := action.Get(ctx, f.pool, id2); rec.Approval.State != action.Rejected {
+		t.Fatalf("the losing button changed the decision: %s", rec.Approval.State)
+	}
+	edits := f.api.Calls("editMessageText")
+	if len(edits) != 2 || !strings.Contains(edits[1].Params["text"].(string), "Already rejected (dashboard)") {
+		t.Fatalf("the losing card: %+v", edits)
+	}
+	// A forged button decides nothing; a typed "yes" decides nothing.
+	id3 := newAction()
+	tap("approve|" + id3 + "|0000000000000000")
+	f.handled(4)
+	if rec, _ := action.Get(ctx, f.pool, id3); rec.Approval.State != action.Pending {
+		t.Fatalf("a forged button decided: %s", rec.Approval.State)
+	}
+}
+
+func TestRestartLosesNothingAndRepeatsNothing(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.pair()
+	f.handled(1)
+	f.stop()
+	// Updates stored while no bot handled them (the offset advanced past them).
+	f.push(text(owner, ownerChat, "private", "one"))
+	f.push(text(owner, ownerChat, "private", "two"))
+	// A bot that only polls and stores, then is stopped before handling: simulate with a
+	// restart: the next bot handles what is stored, once.
+	f.start()
+	f.handled(3)
+	f.stop()
+	before := len(f.api.Calls("getUpdates"))
+	f.start()
+	pgtest.Eventually(t, "a second bot's first poll", func() bool { return len(f.api.Calls("getUpdates")) > before })
+	f.stop()
+	var users int
+	_ = f.pool.QueryRow(context.Background(), `SELECT count(*) FROM core.messages WHERE kind IN ('user') `).Scan(&users)
+	var joined int
+	_ = f.pool.QueryRow(context.Background(), `SELECT count(*) FROM core.pending_input`).Scan(&joined)
+	if users+joined != 2 {
+		t.Fatalf("messages stored %d + joined %d, want exactly 2", users, joined)
+	}
+}
+
+func TestRateLimitedDeafAndRevoked(t *testing.T) {
+	f := newFixture(t)
+	f.api.FailNext("getUpdates", `{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 1","parameters":{"retry_after":1}}`)
+	f.api.StallPolls(1) // then a poll accepted and never answered
+	f.start()
+	f.pair()
+	f.handled(1) // within the 429's wait and the client's deadline
+	polls := f.api.Calls("getUpdates")
+	if len(polls) < 3 {
+		t.Fatalf("polls: %d, want the 429, the stalled one and one that worked", len(polls))
+	}
+	f.stop()
+	f.api.FailNext("getUpdates", `{"ok":false,"error_code":401,"description":"Unauthorized"}`)
+	b := f.bot()
+	err := b.Run(context.Background())
+	if !errors.Is(err, telegram.ErrRevoked) {
+		t.Fatalf("after a 401: %v", err)
+	}
+	var down int
+	_ = f.pool.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'telegram.down'`).Scan(&down)
+	if down != 1 {
+		t.Fatal("the surface was not marked down")
+	}
+}
