@@ -40,6 +40,7 @@ import (
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
+	"buddi/surfaces/telegram"
 	"buddi/version"
 )
 
@@ -275,6 +276,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	procs.h.Store(supervisor.NewProcessHost(sys, tree))
 	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
+	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
+		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool}, Conversations: convs,
+			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
+			Decide: telegramDecide(src.Pool, insert, reg), Log: log})
+		if _, err := sys.Spawn(tree.Surfaces, "telegram", func() actors.Actor { return &telegramActor{sys: sys, bot: bot, log: log} }); err != nil {
+			return err
+		}
+		h.telegram = true
+	}
 	if err := sentinels.Start(sys, tree.Sentinels, watch, allSentinels(manifests), sentinels.Loop); err != nil {
 		return err
 	}
@@ -331,6 +341,7 @@ type healthSource struct {
 	queue    *supervisor.QueueState
 	started  time.Time
 	listener string
+	telegram bool // a bot token is set: the surface runs
 }
 
 // Report builds the health report.
@@ -372,6 +383,12 @@ func (h *healthSource) Report(ctx context.Context) health.Report {
 		})
 		if n.State != "running" {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("actor %s is %s", n.Path, n.State))
+		}
+	}
+	if h.telegram {
+		rep.Telegram = telegramHealth(ctx, h.src.Pool)
+		if rep.Telegram.Down {
+			rep.Problems = append(rep.Problems, "Telegram refused the bot token: set a new one with `buddi telegram setup`")
 		}
 	}
 	if len(rep.Problems) > 0 {

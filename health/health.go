@@ -17,8 +17,16 @@ type Report struct {
 	Database      Database  `json:"database"`           // the database part
 	Queue         Queue     `json:"queue"`              // the queue part
 	Actors        []Actor   `json:"actors"`             // the supervision tree, parents first
+	Telegram      *Telegram `json:"telegram,omitempty"` // the Telegram surface, when a bot token is set
 	Problems      []string  `json:"problems,omitempty"` // one line each; empty when Status is "ok"
 	CheckedAt     time.Time `json:"checked_at"`         // when this report was made, in UTC
+}
+
+// Telegram is the Telegram surface's part.
+type Telegram struct {
+	Down bool `json:"down"` // the token was refused (401): set a new one with buddi telegram setup
+	// SinceLastPollSeconds is how long ago a poll last succeeded (-1: never).
+	SinceLastPollSeconds int64 `json:"since_last_poll_seconds"`
 }
 
 // Database is the database part.

@@ -35,6 +35,7 @@ type cli struct {
 	Pause       pauseCmd       `cmd:"" help:"Stop all work (jobs, missions, sentinels) until buddi resume."`
 	Resume      resumeCmd      `cmd:"" help:"Start all work again after buddi pause."`
 	Sentinels   sentinelsCmd   `cmd:"" help:"The watchers: list them and their findings, switch them, snooze or mute findings."`
+	Telegram    telegramCmd    `cmd:"" help:"The Telegram surface: set the bot up, pair your phone, list and remove devices."`
 	Jobs        jobsCmd        `cmd:"" help:"Failed jobs: list them by cause, retry, dismiss; cancel a job."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`

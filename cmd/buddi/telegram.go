@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"buddi/gateway"
+	"buddi/surfaces/telegram"
+)
+
+type telegramCmd struct {
+	Setup   telegramSetupCmd   `cmd:"" help:"Store the bot token (read from standard input, checked with getMe) in the vault."`
+	Pair    telegramPairCmd    `cmd:"" help:"Print a one-time pairing code (10 minutes) and its t.me link."`
+	Devices telegramDevicesCmd `cmd:"" help:"List the paired devices."`
+	Unpair  telegramUnpairCmd  `cmd:"" help:"Remove a paired device."`
+}
+
+const tokenName = "TELEGRAM_BOT_TOKEN"
+
+type telegramSetupCmd struct{}
+
+func (telegramSetupCmd) Run(env *runEnv) error {
+	token, err := readSecret(os.Stdin)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("%v (the token is read from standard input, never from an argument)", err)}
+	}
+	ctx, cancel := context.WithTimeout(env.ctx, 30*time.Second)
+	defer cancel()
+	me, err := gateway.TelegramAPI(token).GetMe(ctx)
+	if telegram.Unauthorized(err) {
+		return &exitError{code: 1, err: fmt.Errorf("Telegram refused that token: copy it again from @BotFather")}
+	}
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("Telegram could not be asked about the token: %v", err)}
+	}
+	v, err := openVault()
+	if err != nil {
+		return err
+	}
+	if err := v.Set(tokenName, token); err != nil {
+		return vaultExit(err)
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	b, _ := json.Marshal(map[string]any{"username": me.Username, "id": me.ID})
+	if _, err := src.Pool.Exec(env.ctx, `INSERT INTO core.system_flags (key, value) VALUES ('telegram_bot', $1)
+		ON CONFLICT (key) DO UPDATE SET value = $1, updated_at = now()`, b); err != nil {
+		return err
+	}
+	if _, err := src.Pool.Exec(env.ctx, `DELETE FROM core.system_flags WHERE key = 'telegram_down'`); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "The bot @%s is set up; restart buddi serve to connect it, then pair your phone with `buddi telegram pair`.\n", me.Username)
+	return nil
+}
+
+type telegramPairCmd struct {
+	JSON bool `help:"Print JSON: {\"code\",\"link\",\"expires_at\"}."`
+}
+
+func (c telegramPairCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	var raw []byte
+	if err := src.Pool.QueryRow(env.ctx, `SELECT value FROM core.system_flags WHERE key = 'telegram_bot'`).Scan(&raw); err != nil {
+		return &exitError{code: 3, err: fmt.Errorf("no bot is set up: run `buddi telegram setup` first")}
+	}
+	var bot struct{ Username string }
+	_ = json.Unmarshal(raw, &bot)
+	code, expires, err := (&telegram.Store{Pool: src.Pool}).NewPairingCode(env.ctx)
+	if err != nil {
+		return err
+	}
+	link := fmt.Sprintf("https://t.me/%s?start=%s", bot.Username, code)
+	if c.JSON {
+		return writeJSON(env, map[string]any{"code": code, "link": link, "expires_at": expires.UTC()})
+	}
+	fmt.Fprintf(env.stdout, "Open %s on your phone (or send /start %s to @%s) within 10 minutes. The code works once.\n", link, code, bot.Username)
+	return nil
+}
+
+type telegramDevicesCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c telegramDevicesCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	ds, err := (&telegram.Store{Pool: src.Pool}).Devices(env.ctx)
+	if err != nil {
+		return err
+	}
+	if ds == nil {
+		ds = []telegram.Device{}
+	}
+	if c.JSON {
+		return writeJSON(env, ds)
+	}
+	if len(ds) == 0 {
+		fmt.Fprintln(env.stdout, "No paired devices: pair one with `buddi telegram pair`.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSER\tCHAT\tNAME\tPAIRED")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\n", d.ID, d.UserID, d.ChatID, d.Name, d.PairedAt.Local().Format("Jan 2 15:04"))
+	}
+	return tw.Flush()
+}
+
+type telegramUnpairCmd struct {
+	ID int64 `arg:"" help:"The device's id (buddi telegram devices)."`
+}
+
+func (c telegramUnpairCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := (&telegram.Store{Pool: src.Pool}).Unpair(env.ctx, c.ID); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%v: `buddi telegram devices` lists them", err)}
+	}
+	fmt.Fprintf(env.stdout, "device %d unpaired\n", c.ID)
+	return nil
+}
