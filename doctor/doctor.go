@@ -206,6 +206,18 @@ func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
 	}
 	r.Serving = &rep
 	r.add(Check{Name: "listener", OK: true, Detail: fmt.Sprintf("buddi %s (pid %d) serving on http://%s for %ds", rep.Version, rep.Pid, rep.Listener, rep.UptimeSeconds)})
+	if tg := rep.Telegram; tg != nil {
+		switch {
+		case tg.Down:
+			r.add(Check{Name: "telegram", Detail: "Telegram refused the bot token (401): the phone surface is down", Fix: "set a new token with `buddi telegram setup` and restart buddi"})
+		case tg.SinceLastPollSeconds < 0:
+			r.add(Check{Name: "telegram", OK: true, Detail: "connecting: no poll has succeeded yet"})
+		case tg.SinceLastPollSeconds > 120:
+			r.add(Check{Name: "telegram", Detail: fmt.Sprintf("no successful poll for %ds", tg.SinceLastPollSeconds), Fix: "check the machine's network; buddi keeps retrying"})
+		default:
+			r.add(Check{Name: "telegram", OK: true, Detail: fmt.Sprintf("last poll %ds ago", tg.SinceLastPollSeconds)})
+		}
+	}
 	restarts, down := 0, []string{}
 	for _, a := range rep.Actors {
 		restarts += a.Restarts

@@ -68,4 +68,7 @@ func TestTelegramEndToEnd(t *testing.T) {
 	if rep.Telegram == nil || rep.Telegram.Down || rep.Telegram.SinceLastPollSeconds < 0 {
 		t.Fatalf("health's telegram: %+v", rep.Telegram)
 	}
+	if _, out, _ := runBuddi(t, vars, time.Minute, "doctor"); !strings.Contains(out, "last poll") {
+		t.Fatalf("doctor does not show the last poll:\n%s", out)
+	}
 }
