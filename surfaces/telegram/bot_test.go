@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const owner, ownerChat = int64(42), int64(4242)
 
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	pool   *pgxpool.Pool
 	api    *telegramtest.Server
 	store  *telegram.Store
@@ -43,7 +43,7 @@ type fixture struct {
 	done   chan error
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	f := &fixture{t: t, pool: pgtest.Pool(t), api: telegramtest.New(t), hub: live.NewHub(), nextID: 1}
 	f.store = &telegram.Store{Pool: f.pool}
 	f.convs = conversation.NewStore(f.pool)

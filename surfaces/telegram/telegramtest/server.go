@@ -22,6 +22,7 @@ const Token = "123456:TEST-token-telegramtest"
 type Call struct {
 	Method string         // the Bot API method
 	Params map[string]any // its JSON parameters
+	At     time.Time      // when it arrived
 }
 
 // Server is the fake Bot API.
@@ -99,7 +100,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	params := map[string]any{}
 	_ = json.Unmarshal(raw, &params)
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: method, Params: params})
+	s.calls = append(s.calls, Call{Method: method, Params: params, At: time.Now()})
 	if q := s.errs[method]; len(q) > 0 {
 		s.errs[method] = q[1:]
 		s.mu.Unlock()
