@@ -159,26 +159,43 @@ func (a *API) GetUpdates(ctx context.Context, offset int64, timeout time.Duratio
 	return us, err
 }
 
-// SendMessage sends text to chat, with markup when given.
+// SendMessage sends text to chat, with markup when given. The text is Markdown, rendered as
+// Telegram's HTML; when Telegram refuses the rendering, the plain text goes instead.
 func (a *API) SendMessage(ctx context.Context, chat int64, text string, markup *Markup) (Message, error) {
-	params := map[string]any{"chat_id": chat, "text": text}
+	params := map[string]any{"chat_id": chat, "text": renderHTML(text), "parse_mode": "HTML"}
 	if markup != nil {
 		params["reply_markup"] = markup
 	}
 	var m Message
 	err := a.call(ctx, "sendMessage", params, &m)
+	if refusedFormatting(err) {
+		params["text"] = text
+		delete(params, "parse_mode")
+		err = a.call(ctx, "sendMessage", params, &m)
+	}
 	return m, err
+}
+
+// refusedFormatting reports Telegram refusing a message's entities.
+func refusedFormatting(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Code == http.StatusBadRequest && strings.Contains(strings.ToLower(ae.Description), "parse entities")
 }
 
 // EditMessageText replaces a message's text (and its buttons: nil removes them).
 func (a *API) EditMessageText(ctx context.Context, chat, message int64, text string, markup *Markup) error {
-	params := map[string]any{"chat_id": chat, "message_id": message, "text": text}
+	params := map[string]any{"chat_id": chat, "message_id": message, "text": renderHTML(text), "parse_mode": "HTML"}
 	if markup != nil {
 		params["reply_markup"] = markup
 	} else {
 		params["reply_markup"] = Markup{InlineKeyboard: [][]Button{}}
 	}
 	err := a.call(ctx, "editMessageText", params, nil)
+	if refusedFormatting(err) {
+		params["text"] = text
+		delete(params, "parse_mode")
+		err = a.call(ctx, "editMessageText", params, nil)
+	}
 	var ae *APIError
 	if errors.As(err, &ae) && strings.Contains(ae.Description, "message is not modified") {
 		return nil
