@@ -279,7 +279,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
 		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool}, Conversations: convs,
 			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
-			Decide: telegramDecide(src.Pool, insert, reg), Log: log})
+			Decide: telegramDecide(src.Pool, insert, reg), Log: log,
+			Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {
+				a, err := artifact.NewStore(src.Pool, cfg.Home).Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
+				return a.ID, err
+			}})
 		if _, err := sys.Spawn(tree.Surfaces, "telegram", func() actors.Actor { return &telegramActor{sys: sys, bot: bot, log: log} }); err != nil {
 			return err
 		}

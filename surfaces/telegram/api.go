@@ -113,6 +113,7 @@ type Message struct {
 	Photo     json.RawMessage `json:"photo,omitempty"`    // a photo, if any
 	Document  json.RawMessage `json:"document,omitempty"` // a file, if any
 	Voice     json.RawMessage `json:"voice,omitempty"`    // a voice note, if any
+	Caption   string          `json:"caption,omitempty"`  // a file's caption
 	// ForwardOrigin marks a forward: never trusted as the owner's own words.
 	ForwardOrigin json.RawMessage `json:"forward_origin,omitempty"`
 }
@@ -206,6 +207,43 @@ func (a *API) EditMessageText(ctx context.Context, chat, message int64, text str
 // AnswerCallbackQuery acknowledges a button tap with a short text.
 func (a *API) AnswerCallbackQuery(ctx context.Context, id, text string) error {
 	return a.call(ctx, "answerCallbackQuery", map[string]any{"callback_query_id": id, "text": text}, nil)
+}
+
+// MaxFile is the largest file the bot takes in (the Bot API's download limit).
+const MaxFile = 20 << 20
+
+// Download fetches the file fileID (getFile, then the file URL), at most MaxFile bytes.
+func (a *API) Download(ctx context.Context, fileID string) ([]byte, error) {
+	var f struct {
+		FilePath string `json:"file_path"`
+		FileSize int64  `json:"file_size"`
+	}
+	if err := a.call(ctx, "getFile", map[string]any{"file_id": fileID}, &f); err != nil {
+		return nil, err
+	}
+	if f.FileSize > MaxFile {
+		return nil, fmt.Errorf("telegram: the file is %d bytes, over %d", f.FileSize, MaxFile)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.Base+"/file/bot"+a.Token+"/"+f.FilePath, nil)
+	if err != nil {
+		return nil, errors.New("telegram: the file's address is not valid")
+	}
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: download: %s", strings.ReplaceAll(err.Error(), a.Token, "‹token›"))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("telegram: download: status %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFile {
+		return nil, fmt.Errorf("telegram: the file is over %d bytes", MaxFile)
+	}
+	return data, nil
 }
 
 // Command is a menu entry.

@@ -33,6 +33,8 @@ type Deps struct {
 	Catalog func() (*agents.Catalog, error)
 	// Live carries runs' events.
 	Live *live.Hub
+	// Artifacts keeps a file the owner sent and returns its id; nil refuses files politely.
+	Artifacts func(ctx context.Context, name, mediaType string, data []byte) (string, error)
 	// Decide records the owner's decision on an action (the trust core's one atomic claim).
 	Decide func(ctx context.Context, actionID string, approve bool) (action.Record, error)
 	// Log receives what the bot logs; nil discards.
@@ -189,11 +191,18 @@ func (b *Bot) handle(ctx context.Context, u Update) error {
 		}
 		return b.ignore(ctx, u, "a stranger", m.From.ID) // no answer, no menu
 	}
-	if len(m.Photo) > 0 || len(m.Document) > 0 || len(m.Voice) > 0 {
-		b.send(ctx, m.Chat.ID, "I can't take files here yet; paste the text, or send it on the dashboard.")
-		return b.done(ctx, u, "a file")
-	}
 	text := strings.TrimSpace(m.Text)
+	if len(m.Voice) > 0 {
+		b.send(ctx, m.Chat.ID, "I can't listen to voice notes; please type it.")
+		return b.done(ctx, u, "a voice note")
+	}
+	if len(m.Photo) > 0 || len(m.Document) > 0 {
+		note, ok := b.fileIn(ctx, m)
+		if !ok {
+			return b.done(ctx, u, "a file refused")
+		}
+		text = strings.TrimSpace(strings.TrimSpace(m.Caption) + "\n\n" + note)
+	}
 	if strings.HasPrefix(text, "/") {
 		return b.command(ctx, u, m.Chat.ID, text)
 	}

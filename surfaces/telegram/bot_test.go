@@ -38,6 +38,7 @@ type fixture struct {
 	hub    *live.Hub
 	mu     sync.Mutex
 	runs   []string // runs the bot started
+	kept   []string // files kept as artifacts
 	nextID int64
 	cancel context.CancelFunc
 	done   chan error
@@ -74,6 +75,12 @@ func (f *fixture) bot() *telegram.Bot {
 				return err
 			})
 			return rec, err
+		},
+		Artifacts: func(_ context.Context, name, mediaType string, data []byte) (string, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.kept = append(f.kept, name+" "+mediaType+" "+string(data))
+			return "00000000-0000-4000-8000-0000000000aa", nil
 		},
 		PollTimeout: time.Second, PollMargin: 300 * time.Millisecond, EditEvery: 50 * time.Millisecond,
 	})
@@ -324,5 +331,38 @@ func TestRateLimitedDeafAndRevoked(t *testing.T) {
 	_ = f.pool.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'telegram.down'`).Scan(&down)
 	if down != 1 {
 		t.Fatal("the surface was not marked down")
+	}
+}
+
+// Files in: a document is kept as an artifact and its line joins the turn; a voice note and a
+// file over 20 MB get one polite sentence.
+func TestFilesIn(t *testing.T) {
+	f := newFixture(t)
+	f.api.File("doc1", []byte("quarterly numbers"))
+	f.start()
+	f.pair()
+	f.handled(1)
+	msg := func(extra map[string]any) map[string]any {
+		m := map[string]any{"message_id": 3, "from": map[string]any{"id": owner, "first_name": "Ann"}, "chat": map[string]any{"id": ownerChat, "type": "private"}}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return map[string]any{"message": m}
+	}
+	f.push(msg(map[string]any{"document": map[string]any{"file_id": "doc1", "file_name": "q3.csv", "mime_type": "text/csv", "file_size": 17}, "caption": "look at this"}))
+	f.push(msg(map[string]any{"voice": map[string]any{"file_id": "v1", "duration": 3}}))
+	f.push(msg(map[string]any{"document": map[string]any{"file_id": "big", "file_name": "huge.iso", "file_size": 30 << 20}}))
+	f.handled(4)
+	if len(f.kept) != 1 || f.kept[0] != "q3.csv text/csv quarterly numbers" {
+		t.Fatalf("kept: %v", f.kept)
+	}
+	convs, _ := f.convs.List(context.Background(), "helper", 1)
+	es, _ := f.convs.Transcript(context.Background(), convs[0].ID)
+	if len(es) != 1 || !strings.Contains(string(es[0].Body), "look at this") || !strings.Contains(string(es[0].Body), "kept as artifact") {
+		t.Fatalf("the turn: %+v", es)
+	}
+	sends := strings.Join(sentTexts(f.api.Calls("sendMessage")), "|")
+	if !strings.Contains(sends, "voice notes") || !strings.Contains(sends, "over 20 MB") {
+		t.Fatalf("the polite sentences: %s", sends)
 	}
 }

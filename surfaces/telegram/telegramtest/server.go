@@ -37,11 +37,12 @@ type Server struct {
 	wake    chan struct{}
 	nextMsg int64
 	closed  chan struct{}
+	files   map[string][]byte // file_id → bytes, for getFile and the file URL
 }
 
 // New starts the server; it stops when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{errs: map[string][]string{}, wake: make(chan struct{}, 1), nextMsg: 100, closed: make(chan struct{})}
+	s := &Server{errs: map[string][]string{}, wake: make(chan struct{}, 1), nextMsg: 100, closed: make(chan struct{}), files: map[string][]byte{}}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = srv.URL
 	t.Cleanup(func() { close(s.closed); srv.Close() })
@@ -58,6 +59,13 @@ func (s *Server) Push(update any) {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// File makes a file downloadable under id.
+func (s *Server) File(id string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[id] = data
 }
 
 // FailNext answers the next call of method with the raw error JSON.
@@ -88,6 +96,17 @@ func (s *Server) Calls(method string) []Call {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"+Token+"/files/"); ok {
+		s.mu.Lock()
+		f, found := s.files[rest]
+		s.mu.Unlock()
+		if !found {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(f)
+		return
+	}
 	path := strings.TrimPrefix(r.URL.Path, "/bot")
 	token, method, ok := strings.Cut(path, "/")
 	w.Header().Set("Content-Type", "application/json")
@@ -113,6 +132,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"ok":true,"result":{"id":123456,"is_bot":true,"first_name":"buddi","username":"test_buddi_bot"}}`)
 	case "getUpdates":
 		s.getUpdates(w, r, params)
+	case "getFile":
+		id, _ := params["file_id"].(string)
+		s.mu.Lock()
+		f, ok := s.files[id]
+		s.mu.Unlock()
+		if !ok {
+			io.WriteString(w, `{"ok":false,"error_code":400,"description":"Bad Request: invalid file_id"}`)
+			return
+		}
+		b, _ := json.Marshal(map[string]any{"ok": true, "result": map[string]any{"file_id": id, "file_size": len(f), "file_path": "files/" + id}})
+		w.Write(b)
 	case "sendMessage":
 		s.mu.Lock()
 		s.nextMsg++
