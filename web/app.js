@@ -82,8 +82,10 @@ async function drawHome() {
   const [appr, jobs] = await Promise.all([api('GET', '/api/approvals'), api('GET', '/api/jobs').catch(() => ({ failed: [] }))]);
   const list = appr;
   const incident = ((await api('GET', '/api/events?kind=incident.&limit=1')).events || [])[0];
+  const health = await api('GET', '/api/health').catch(() => ({}));
   main.replaceChildren(
     incident && incident.kind === 'incident.reported' ? el('div', { class: 'card incident' }, incident.payload.message) : null,
+    health.telegram && health.telegram.down ? el('div', { class: 'card incident' }, 'Telegram refused the bot token, so your phone gets nothing: set a new one with `buddi telegram setup`.') : null,
     el('h2', {}, 'Needs you'),
     list.length ? list.map(a => approvalCard(a)) : el('p', { class: 'muted' }, 'No approvals are waiting.'),
     el('h2', {}, 'Failed jobs'),

@@ -79,6 +79,12 @@ var ErrRevoked = errors.New("telegram: the bot token was refused; set a new one 
 // advances, and handled from the store, so a restart loses none and handles none twice.
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.follows.Wait() // ctx's end stops every reply being streamed
+	// The menu follows the catalogue (a maker may have come or gone): published again at start.
+	if ds, err := b.d.Store.Devices(ctx); err == nil {
+		for _, d := range ds {
+			b.publishMenu(ctx, d.ChatID)
+		}
+	}
 	backoff := time.Second
 	for ctx.Err() == nil {
 		if err := b.handlePending(ctx); err != nil && ctx.Err() == nil {

@@ -200,8 +200,12 @@ func TestStreamedReplyAndSplit(t *testing.T) {
 		f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "text", Text: para + "\n\n"})
 		time.Sleep(60 * time.Millisecond) // the reply streams over time; edits follow at most every 50 ms here
 	}
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "tool.call", Tool: "conversation.ask", Args: `{"question":"Which ending?"}`})
 	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.finished"})
-	pgtest.Eventually(t, "the split reply", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) >= 3 })
+	pgtest.Eventually(t, "the split reply", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) >= 4 })
+	if q := sentTexts(f.api.Calls("sendMessage"))[2]; q != "❓ Which ending?" {
+		t.Fatalf("the question: %q", q)
+	}
 	sends := sentTexts(f.api.Calls("sendMessage"))
 	if sends[1] != "Working on it…" {
 		t.Fatalf("first: %q", sends[1])

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -193,6 +194,15 @@ func (b *Bot) follow(ctx context.Context, chat int64, conv, runID string) {
 			case "text":
 				text.WriteString(ev.Text)
 				edit(false)
+			case "tool.call":
+				if ev.Tool == "conversation.ask" { // a question is shown as a question; the next message answers it
+					var a struct{ Question string }
+					if json.Unmarshal([]byte(ev.Args), &a) == nil && a.Question != "" {
+						if _, err := b.d.API.SendMessage(ctx, chat, "❓ "+a.Question, nil); err != nil {
+							b.d.Log.Warn("send a question", "err", err)
+						}
+					}
+				}
 			case "approval":
 				card := ev.Text
 				if ev.Preview != "" {
