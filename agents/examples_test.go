@@ -38,7 +38,7 @@ func TestShippedExamplesLoad(t *testing.T) {
 					t.Errorf("ForRole(%q): got %q, %v", role, a.ID, err)
 				}
 			}
-			if !reflect.DeepEqual(d.Tools, []string{"conversation.ask"}) {
+			if !reflect.DeepEqual(d.Tools, []string{"conversation.ask", "conversation.offer"}) {
 				t.Errorf("the concierge's grant should be the question tool alone, got %v", d.Tools)
 			}
 			dev, ok := c.ByHandle("@dev")
@@ -49,7 +49,7 @@ func TestShippedExamplesLoad(t *testing.T) {
 			for i := range want {
 				want[i] = "developer." + want[i]
 			}
-			want = append(want, "conversation.ask")
+			want = append(want, "conversation.ask", "conversation.offer")
 			if !reflect.DeepEqual(dev.Tools, want) {
 				t.Errorf("@dev's grant: got %v, want %v", dev.Tools, want)
 			}

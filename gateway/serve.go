@@ -253,6 +253,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 							return dashboard.ErrNothingToStop
 						}
 						return nil
+					},
+					TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
+						return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
 					}},
 				Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
 				Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifact.NewStore(src.Pool, cfg.Home)},

@@ -104,6 +104,13 @@ function toolData(data) {
   if (data.renderer === 'image' && /^[0-9a-f-]{36}$/.test(data.artifact || '')) {
     return el('img', { class: 'artifact', src: '/api/artifacts/' + data.artifact, alt: data.title || 'screenshot' });
   }
+  if (data.renderer === 'offers' && Array.isArray(data.offers)) {
+    return el('div', { class: 'offers' }, data.offers.map(o => el('button', { onclick: async ev => {
+      ev.target.disabled = true;
+      try { const sent = await api('POST', `/api/offers/${o.id}/take`); if (chat) { chat.conv = sent.conversation.id; watch(sent.run_id); } }
+      catch (e) { say(e.message); }
+    } }, o.label)));
+  }
   if (data.renderer === 'preview' && typeof data.src === 'string') {
     const name = data.src.split('/').filter(Boolean)[2] || '';
     return el('button', { class: 'primary', onclick: async () => {
@@ -117,7 +124,7 @@ function toolData(data) {
 function renderEntry(e) {
   const b = e.body || {};
   switch (e.kind) {
-    case 'user': return el('div', { class: 'msg user' }, b.text);
+    case 'user': return el('div', { class: 'msg user' }, b.offer ? `offer: ${b.offer}` : b.text);
     case 'owner-adds': return el('div', { class: 'msg user' }, b.text);
     case 'marker': return el('div', { class: 'msg marker' }, 'This turn failed and was not answered.');
     case 'tool': return el('div', { class: 'tool' }, (b.is_error ? '✗ ' : '✓ ') + b.tool + ': ', el('pre', {}, b.content), toolData(b.data));

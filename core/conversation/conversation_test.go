@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,50 @@ func TestNewStartsAConversation(t *testing.T) {
 	b, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "fresh start", New: true}, s.start)
 	if err != nil || b.Ended == nil || b.Ended.Reason != "new" || b.Conversation.ID == a.Conversation.ID {
 		t.Fatalf("new: %+v %v", b, err)
+	}
+}
+
+// An offer is taken once, whichever surface is first; the turn is stamped with its label.
+func TestOfferIsTakenOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	st := conversation.NewStore(pool)
+	var s started
+	first, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "hi"}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Finish(ctx, first.Conversation.ID, first.RunID, s.start); err != nil {
+		t.Fatal(err)
+	}
+	offers, err := conversation.AddOffers(ctx, pool, first.Conversation.ID, "a", first.RunID, []string{"Send it"}, []string{"Send the draft to Ann."})
+	if err != nil || len(offers) != 1 {
+		t.Fatal(offers, err)
+	}
+	results := make(chan error, 2)
+	for _, surface := range []string{"telegram", "dashboard"} {
+		go func() {
+			_, err := st.TakeOffer(ctx, offers[0].ID, surface, func(context.Context, pgx.Tx, conversation.Conversation, string) error { return nil })
+			results <- err
+		}()
+	}
+	var won, lost int
+	for range 2 {
+		switch err := <-results; {
+		case err == nil:
+			won++
+		case errors.Is(err, conversation.ErrOfferGone):
+			lost++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if won != 1 || lost != 1 {
+		t.Fatalf("won %d lost %d, want one each", won, lost)
+	}
+	es, _ := st.Transcript(ctx, first.Conversation.ID)
+	last := string(es[len(es)-1].Body)
+	if !strings.Contains(last, `"offer": "Send it"`) || !strings.Contains(last, "Send the draft to Ann.") {
+		t.Fatalf("the taken offer's turn: %s", last)
 	}
 }

@@ -36,6 +36,8 @@ type Message struct {
 	Rollover time.Duration
 	// Now is the clock; zero means time.Now.
 	Now time.Time
+	// Offer, when the message is a taken offer, is its label: the turn is stamped offer:<label>.
+	Offer string
 	// Also, when set, runs at the end of the message's transaction: a surface marks the
 	// update it came from handled there, so it is never handled twice.
 	Also func(ctx context.Context, tx pgx.Tx) error
@@ -129,7 +131,11 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 			}
 			return also(ctx, tx, m)
 		}
-		if _, err := Append(ctx, tx, conv.ID, "", KindUser, map[string]any{"text": m.Text, "surface": m.Surface}); err != nil {
+		body := map[string]any{"text": m.Text, "surface": m.Surface}
+		if m.Offer != "" {
+			body["offer"] = m.Offer
+		}
+		if _, err := Append(ctx, tx, conv.ID, "", KindUser, body); err != nil {
 			return err
 		}
 		runID, err := s.begin(ctx, tx, conv)

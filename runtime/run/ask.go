@@ -23,7 +23,7 @@ const QuestionTTL = 15 * time.Minute
 func Manifest(pool *pgxpool.Pool) plugins.Manifest {
 	return plugins.Manifest{
 		Name: "conversation", Version: "1", Description: "Asking the owner a question and waiting for the answer.",
-		Tools: []plugins.Tool{askTool{pool: pool}},
+		Tools: []plugins.Tool{askTool{pool: pool}, offerTool{pool: pool}},
 	}
 }
 
@@ -63,4 +63,49 @@ func (t askTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Enve
 		return plugins.Result{}, fmt.Errorf("hold the question: %w", err)
 	}
 	return plugins.Result{Text: "The question is with the owner; their next message is the answer. Finish your message with the question, without calling tools."}, nil
+}
+
+// offerTool is conversation.offer: a few next moves the owner can take with one tap, each a
+// prompt this agent is run with. A shortcut for typing a sentence, not a capability: every
+// tier, approval and preview applies when it runs.
+type offerTool struct{ pool *pgxpool.Pool }
+
+func (offerTool) Spec() plugins.Spec {
+	return plugins.Spec{
+		Name:        "conversation.offer",
+		Description: "End your message with up to four next moves the owner can take with one tap; each runs you with the prompt you write for it.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["offers"],"properties":{"offers":{"type":"array","minItems":1,"maxItems":4,
+			"items":{"type":"object","additionalProperties":false,"required":["label","prompt"],"properties":{
+				"label":{"type":"string","minLength":1,"maxLength":40,"description":"The button's words."},
+				"prompt":{"type":"string","minLength":1,"maxLength":2000,"description":"What you will be asked when it is taken."}}}}}}`),
+		Effects: []plugins.Effect{plugins.EffectStateWrite},
+		Tier:    plugins.TierAuto,
+		Timeout: 10 * time.Second,
+	}
+}
+
+func (offerTool) Describe(_ context.Context, call plugins.Call) (plugins.Envelope, error) {
+	return plugins.Envelope{Summary: "Offer next moves " + string(call.Args)}, nil
+}
+
+func (t offerTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
+	var a struct {
+		Offers []struct{ Label, Prompt string } `json:"offers"`
+	}
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return plugins.Result{}, err
+	}
+	if call.ConversationID == "" {
+		return plugins.Result{}, errors.New("offers need a conversation")
+	}
+	var labels, prompts []string
+	for _, o := range a.Offers {
+		labels, prompts = append(labels, strings.TrimSpace(o.Label)), append(prompts, strings.TrimSpace(o.Prompt))
+	}
+	offers, err := conversation.AddOffers(ctx, t.pool, call.ConversationID, call.Agent, call.RunID, labels, prompts)
+	if err != nil {
+		return plugins.Result{}, err
+	}
+	data, _ := json.Marshal(map[string]any{"renderer": "offers", "offers": offers})
+	return plugins.Result{Text: "Offered: " + strings.Join(labels, "; ") + ". The owner sees them as buttons.", Data: data}, nil
 }

@@ -31,6 +31,8 @@ type Chat struct {
 	Available func(ctx context.Context, agent string) (ok bool, why string)
 	// Stop stops the turn running in a conversation, or returns ErrNothingToStop.
 	Stop func(ctx context.Context, conversation string) error
+	// TakeOffer takes an offer (one atomic claim across surfaces) and sends its prompt.
+	TakeOffer func(ctx context.Context, id int64) (conversation.Sent, error)
 }
 
 type agentJSON struct {
@@ -245,4 +247,26 @@ func (s *Server) liveConversation(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// takeOffer is POST /api/offers/{id}/take: the chip clicked; one claim across surfaces.
+func (s *Server) takeOffer(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	if s.deps.Chat.TakeOffer == nil {
+		writeError(w, http.StatusNotImplemented, "offers are not available")
+		return
+	}
+	sent, err := s.deps.Chat.TakeOffer(r.Context(), id)
+	if errors.Is(err, conversation.ErrOfferGone) {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	if err != nil {
+		s.failConversation(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"conversation": sent.Conversation, "run_id": sent.RunID, "joined": sent.Joined})
 }

@@ -110,6 +110,7 @@ func NewServer(deps Deps) *Server {
 		mux.HandleFunc("GET /api/conversations/{id}/live", s.liveConversation)
 		s.write("POST /api/messages", s.sendMessage)
 		s.write("POST /api/conversations/{id}/stop", s.stopRun)
+		s.write("POST /api/offers/{id}/take", s.takeOffer)
 		mux.HandleFunc("GET /api/attention", s.attention)
 	}
 	mux.HandleFunc("GET /api/events", s.listEvents)

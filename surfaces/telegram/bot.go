@@ -246,9 +246,12 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		return b.ignore(ctx, u, "a stranger's button", cq.From.ID)
 	}
 	parts := strings.Split(cq.Data, "|")
-	if len(parts) != 3 || (parts[0] != "approve" && parts[0] != "reject") || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
+	if len(parts) != 3 || (parts[0] != "approve" && parts[0] != "reject" && parts[0] != "offer") || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That button is not one of buddi's.")
 		return b.ignore(ctx, u, "a forged button", cq.From.ID)
+	}
+	if parts[0] == "offer" {
+		return b.takeOffer(ctx, u, cq, parts[1])
 	}
 	approve := parts[0] == "approve"
 	rec, err := b.d.Decide(ctx, parts[1], approve)
@@ -281,4 +284,41 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// takeOffer runs an offer from its button: the same atomic claim as a click on the dashboard,
+// so one of them wins and the other hears it was taken.
+func (b *Bot) takeOffer(ctx context.Context, u Update, cq *CallbackQuery, idText string) error {
+	var id int64
+	if _, err := fmt.Sscan(idText, &id); err != nil {
+		return b.ignore(ctx, u, "a malformed offer", cq.From.ID)
+	}
+	chat := cq.Message.Chat.ID
+	var sent conversation.Sent
+	var err error
+	// The tap is handled in the same transaction as the turn it sends.
+	sent, err = b.d.Conversations.TakeOffer(ctx, id, Surface, func(ctx context.Context, tx pgx.Tx, conv conversation.Conversation, runID string) error {
+		if err := markHandled(ctx, tx, u.UpdateID, "handled", "an offer"); err != nil {
+			return err
+		}
+		return b.d.Start(ctx, tx, conv, runID)
+	})
+	if errors.Is(err, conversation.ErrOfferGone) {
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "Already taken.")
+		return b.done(ctx, u, "an offer already taken")
+	}
+	if err != nil {
+		return err
+	}
+	_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "On it.")
+	if !sent.Joined {
+		b.follows.Add(1)
+		go func() {
+			defer b.follows.Done()
+			b.follow(ctx, chat, sent.Conversation.ID, sent.RunID)
+		}()
+	} else if err := b.done(ctx, u, "an offer joined the run"); err != nil {
+		return err
+	}
+	return nil
 }

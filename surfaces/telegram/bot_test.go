@@ -370,3 +370,60 @@ func TestFilesIn(t *testing.T) {
 		t.Fatalf("the polite sentences: %s", sends)
 	}
 }
+
+// Offers arrive as buttons; a tap takes the offer once and runs it; a second tap hears it was
+// taken.
+func TestOfferButtons(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.pair()
+	f.handled(1)
+	f.push(text(owner, ownerChat, "private", "draft a note to Ann"))
+	pgtest.Eventually(t, "the run", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.runs) == 1 })
+	f.mu.Lock()
+	run := f.runs[0]
+	f.mu.Unlock()
+	convs, _ := f.convs.List(context.Background(), "helper", 1)
+	conv := convs[0].ID
+	offers, err := conversation.AddOffers(context.Background(), f.pool, conv, "helper", run, []string{"Send it"}, []string{"Send the note to Ann."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"renderer": "offers", "offers": offers})
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "tool.result", Tool: "conversation.offer", Data: data})
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.finished"})
+	var button string
+	pgtest.Eventually(t, "the offer's button", func() bool {
+		for _, c := range f.api.Calls("sendMessage") {
+			if m, ok := c.Params["reply_markup"].(map[string]any); ok {
+				row := m["inline_keyboard"].([]any)[0].([]any)
+				button = row[0].(map[string]any)["callback_data"].(string)
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := f.convs.Finish(context.Background(), conv, run, func(context.Context, pgx.Tx, conversation.Conversation, string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	tap := func() {
+		f.push(map[string]any{"callback_query": map[string]any{"id": "cq", "from": map[string]any{"id": owner, "first_name": "Ann"},
+			"message": map[string]any{"message_id": 9, "chat": map[string]any{"id": ownerChat, "type": "private"}, "text": "Next, if you like:"}, "data": button}})
+	}
+	tap()
+	pgtest.Eventually(t, "the offer's run", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.runs) == 2 })
+	tap()
+	pgtest.Eventually(t, "the second tap answered", func() bool {
+		for _, c := range f.api.Calls("answerCallbackQuery") {
+			if c.Params["text"] == "Already taken." {
+				return true
+			}
+		}
+		return false
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.runs) != 2 {
+		t.Fatalf("runs: %d, want the first and the offer's", len(f.runs))
+	}
+}

@@ -194,6 +194,21 @@ func (b *Bot) follow(ctx context.Context, chat int64, conv, runID string) {
 			case "text":
 				text.WriteString(ev.Text)
 				edit(false)
+			case "tool.result":
+				var d struct {
+					Renderer string               `json:"renderer"`
+					Offers   []conversation.Offer `json:"offers"`
+				}
+				if ev.Tool == "conversation.offer" && json.Unmarshal(ev.Data, &d) == nil && d.Renderer == "offers" && len(d.Offers) > 0 {
+					var row []Button
+					for _, o := range d.Offers {
+						id := fmt.Sprint(o.ID)
+						row = append(row, Button{Text: o.Label, CallbackData: "offer|" + id + "|" + b.nonce(id, "offer")})
+					}
+					if _, err := b.d.API.SendMessage(ctx, chat, "Next, if you like:", &Markup{InlineKeyboard: [][]Button{row}}); err != nil {
+						b.d.Log.Warn("send offers", "err", err)
+					}
+				}
 			case "tool.call":
 				if ev.Tool == "conversation.ask" { // a question is shown as a question; the next message answers it
 					var a struct{ Question string }
