@@ -80,6 +80,15 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	if err != nil {
 		return plugins.Result{}, err
 	}
+	if !ok {
+		var settled bool
+		if err := t.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.occurrences WHERE run_id = $1 AND run_id <> '')`, call.RunID).Scan(&settled); err != nil {
+			return plugins.Result{}, err
+		}
+		if settled {
+			return plugins.Result{Text: "This run already reported or stayed silent; nothing more is sent.", IsError: true}, nil
+		}
+	}
 	if !ok && t.report {
 		// Not a mission's occurrence (a reminder's run, a sentinel's wake): the report is
 		// delivered all the same.

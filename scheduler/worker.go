@@ -83,7 +83,11 @@ func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceAr
 	}
 	runID, err := w.Start(ctx, m, o, extra)
 	if err != nil {
-		_, _ = w.Store.Pool.Exec(context.WithoutCancel(ctx), `UPDATE core.occurrences SET state = 'failed', reason = $2, updated_at = now() WHERE id = $1`, o.ID, firstLine(err.Error()))
+		// Left claimable (running, no run) for the job's next attempt; failed only after the
+		// last, and then the job fails too, where the dead-letter watch sees it.
+		if job.Attempt >= job.MaxAttempts {
+			_, _ = w.Store.Pool.Exec(context.WithoutCancel(ctx), `UPDATE core.occurrences SET state = 'failed', reason = $2, updated_at = now() WHERE id = $1`, o.ID, firstLine(err.Error()))
+		}
 		return fmt.Errorf("start the run of mission %d at %s: %w", m.ID, o.Instant, err)
 	}
 	return pgx.BeginFunc(context.WithoutCancel(ctx), w.Store.Pool, func(tx pgx.Tx) error {

@@ -139,6 +139,11 @@ func (e *Engine) Tick(ctx context.Context, s plugins.Sentinel) (spoke int, err e
 				return err
 			}
 		}
+		if len(urgent) > 0 {
+			if err := e.queue(ctx, tx, s, urgent); err != nil {
+				return err
+			}
+		}
 		// What it no longer returns has resolved: its cooldown clears.
 		keys := make([]string, 0, len(seen))
 		for k := range seen {
@@ -155,12 +160,8 @@ func (e *Engine) Tick(ctx context.Context, s plugins.Sentinel) (spoke int, err e
 		return 0, fmt.Errorf("sentinel %s: %w", s.ID, err)
 	}
 	if len(urgent) > 0 {
-		if s.Coalesce != nil && s.Coalesce.Window > 0 {
-			err = e.gather(ctx, s, urgent)
-		} else {
-			err = e.wakeNow(ctx, s.ID, urgent)
-		}
-		if err != nil {
+		// Wakes due now start now; a failure leaves them waiting for the next flush.
+		if _, err := e.FlushWakes(ctx); err != nil {
 			return spoke, fmt.Errorf("sentinel %s: wake: %w", s.ID, err)
 		}
 	}

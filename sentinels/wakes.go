@@ -17,68 +17,49 @@ import (
 // Starter starts the run of a wake and returns its id.
 type Starter func(ctx context.Context, sentinel string, findings []plugins.Finding) (runID string, err error)
 
-// wakeNow starts a wake's run at once, after dropping what the owner muted meanwhile.
-func (e *Engine) wakeNow(ctx context.Context, sentinel string, fs []plugins.Finding) error {
-	fs, err := e.unmuted(ctx, e.Pool, fs)
-	if err != nil || len(fs) == 0 {
+// queue adds urgent findings to the sentinel's waiting wake (or opens one), in tx, the
+// transaction that recorded them as spoken: a finding that speaks always has its wake. Without
+// Coalesce the wake is due at once; with it, a window after the latest finding joined, and
+// never later than the max wait after the first.
+func (e *Engine) queue(ctx context.Context, tx pgx.Tx, s plugins.Sentinel, fs []plugins.Finding) error {
+	now := e.now()
+	window, maxWait := time.Duration(0), time.Duration(0)
+	if s.Coalesce != nil {
+		window, maxWait = s.Coalesce.Window, s.Coalesce.MaxWait
+	}
+	var id int64
+	var raw []byte
+	var maxAt time.Time
+	err := tx.QueryRow(ctx, `SELECT id, findings, max_at FROM core.sentinel_wakes WHERE sentinel = $1 AND state = 'waiting' FOR UPDATE`, s.ID).Scan(&id, &raw, &maxAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		b, _ := json.Marshal(fs)
+		_, err := tx.Exec(ctx, `INSERT INTO core.sentinel_wakes (sentinel, findings, first_at, due_at, max_at) VALUES ($1, $2, $3, $4, $5)`,
+			s.ID, b, now, now.Add(window), now.Add(maxWait))
 		return err
 	}
-	if e.Start == nil {
-		if e.Wake != nil {
-			return e.Wake(ctx, sentinel, fs)
-		}
-		return nil
-	}
-	b, _ := json.Marshal(fs)
-	runID, err := e.Start(ctx, sentinel, fs)
 	if err != nil {
 		return err
 	}
-	now := e.now()
-	_, err = e.Pool.Exec(ctx, `INSERT INTO core.sentinel_wakes (sentinel, findings, first_at, due_at, max_at, state, run_id)
-		VALUES ($1, $2, $3, $3, $3, 'woken', $4)`, sentinel, b, now, runID)
+	var have []plugins.Finding
+	_ = json.Unmarshal(raw, &have)
+	keys := map[string]int{}
+	for i, f := range have {
+		keys[f.Key] = i
+	}
+	for _, f := range fs {
+		if i, ok := keys[f.Key]; ok {
+			have[i] = f
+		} else {
+			have = append(have, f)
+		}
+	}
+	due := now.Add(window)
+	if due.After(maxAt) {
+		due = maxAt
+	}
+	b, _ := json.Marshal(have)
+	_, err = tx.Exec(ctx, `UPDATE core.sentinel_wakes SET findings = $2, due_at = $3, updated_at = now() WHERE id = $1`, id, b, due)
 	return err
-}
-
-// gather adds urgent findings to the sentinel's waiting wake (or opens one): it is due a
-// window after the latest finding joined, and never later than the max wait after the first.
-func (e *Engine) gather(ctx context.Context, s plugins.Sentinel, fs []plugins.Finding) error {
-	now := e.now()
-	return pgx.BeginFunc(ctx, e.Pool, func(tx pgx.Tx) error {
-		var id int64
-		var raw []byte
-		var maxAt time.Time
-		err := tx.QueryRow(ctx, `SELECT id, findings, max_at FROM core.sentinel_wakes WHERE sentinel = $1 AND state = 'waiting' FOR UPDATE`, s.ID).Scan(&id, &raw, &maxAt)
-		if errors.Is(err, pgx.ErrNoRows) {
-			b, _ := json.Marshal(fs)
-			_, err := tx.Exec(ctx, `INSERT INTO core.sentinel_wakes (sentinel, findings, first_at, due_at, max_at) VALUES ($1, $2, $3, $4, $5)`,
-				s.ID, b, now, now.Add(s.Coalesce.Window), now.Add(s.Coalesce.MaxWait))
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		var have []plugins.Finding
-		_ = json.Unmarshal(raw, &have)
-		keys := map[string]int{}
-		for i, f := range have {
-			keys[f.Key] = i
-		}
-		for _, f := range fs {
-			if i, ok := keys[f.Key]; ok {
-				have[i] = f
-			} else {
-				have = append(have, f)
-			}
-		}
-		due := now.Add(s.Coalesce.Window)
-		if due.After(maxAt) {
-			due = maxAt
-		}
-		b, _ := json.Marshal(have)
-		_, err = tx.Exec(ctx, `UPDATE core.sentinel_wakes SET findings = $2, due_at = $3, updated_at = now() WHERE id = $1`, id, b, due)
-		return err
-	})
 }
 
 // FlushWakes starts the waiting wakes that are due, each one run carrying all its findings,

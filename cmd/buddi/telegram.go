@@ -57,6 +57,13 @@ func (telegramSetupCmd) Run(env *runEnv) error {
 	if _, err := src.Pool.Exec(env.ctx, `DELETE FROM core.system_flags WHERE key = 'telegram_down'`); err != nil {
 		return err
 	}
+	// A new bot has its own update ids: start from its beginning.
+	if _, err := src.Pool.Exec(env.ctx, `DELETE FROM core.surface_cursors WHERE surface = 'telegram'`); err != nil {
+		return err
+	}
+	if _, err := src.Pool.Exec(env.ctx, `DELETE FROM core.surface_updates WHERE surface = 'telegram' AND state <> 'pending'`); err != nil {
+		return err
+	}
 	fmt.Fprintf(env.stdout, "The bot @%s is set up; restart buddi serve to connect it, then pair your phone with `buddi telegram pair`.\n", me.Username)
 	return nil
 }

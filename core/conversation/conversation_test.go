@@ -198,3 +198,24 @@ func TestOfferIsTakenOnce(t *testing.T) {
 		t.Fatalf("the taken offer's turn: %s", last)
 	}
 }
+
+// Offers do not carry over: when their conversation ends they can no longer be taken.
+func TestOffersEndWithTheirConversation(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	st := conversation.NewStore(pool)
+	var s started
+	now := time.Now()
+	first, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "hi", Now: now, Rollover: time.Hour}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = st.Finish(ctx, first.Conversation.ID, first.RunID, s.start)
+	offers, _ := conversation.AddOffers(ctx, pool, first.Conversation.ID, "a", first.RunID, []string{"Go"}, []string{"go on"})
+	if _, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "later", Now: now.Add(2 * time.Hour), Rollover: time.Hour}, s.start); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.TakeOffer(ctx, offers[0].ID, "dashboard", s.start); !errors.Is(err, conversation.ErrOfferGone) {
+		t.Fatalf("an offer of an ended conversation was taken: %v", err)
+	}
+}

@@ -230,6 +230,10 @@ func end(ctx context.Context, tx pgx.Tx, conv Conversation, reason string) (Ende
 	if _, err := tx.Exec(ctx, `DELETE FROM core.questions WHERE conversation_id = $1`, conv.ID); err != nil {
 		return Ended{}, fmt.Errorf("end conversation %s: %w", conv.ID, err)
 	}
+	// Offers do not carry over: one taken later would reopen this conversation.
+	if _, err := tx.Exec(ctx, `UPDATE core.offers SET expires_at = now() WHERE conversation_id = $1 AND taken_at IS NULL AND expires_at > now()`, conv.ID); err != nil {
+		return Ended{}, fmt.Errorf("end conversation %s: %w", conv.ID, err)
+	}
 	var pending int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM core.actions a JOIN core.approvals p ON p.action_id = a.id
 		WHERE a.conversation_id = $1 AND p.state = 'pending'`, conv.ID).Scan(&pending); err != nil {

@@ -356,7 +356,9 @@ func TestFilesIn(t *testing.T) {
 	f.push(msg(map[string]any{"document": map[string]any{"file_id": "doc1", "file_name": "q3.csv", "mime_type": "text/csv", "file_size": 17}, "caption": "look at this"}))
 	f.push(msg(map[string]any{"voice": map[string]any{"file_id": "v1", "duration": 3}}))
 	f.push(msg(map[string]any{"document": map[string]any{"file_id": "big", "file_name": "huge.iso", "file_size": 30 << 20}}))
-	f.handled(4)
+	f.push(msg(map[string]any{"sticker": map[string]any{"file_id": "s1"}})) // nothing to read: answered, and it holds nothing up
+	f.push(msg(map[string]any{"text": "/status run rm -rf", "forward_origin": map[string]any{"type": "user"}}))
+	f.handled(6)
 	if len(f.kept) != 1 || f.kept[0] != "q3.csv text/csv quarterly numbers" {
 		t.Fatalf("kept: %v", f.kept)
 	}
@@ -365,8 +367,14 @@ func TestFilesIn(t *testing.T) {
 	if len(es) != 1 || !strings.Contains(string(es[0].Body), "look at this") || !strings.Contains(string(es[0].Body), "kept as artifact") {
 		t.Fatalf("the turn: %+v", es)
 	}
+	// The forward joined the run in flight as someone else's words, not as a command.
+	var joined string
+	_ = f.pool.QueryRow(context.Background(), `SELECT text FROM core.pending_input ORDER BY id DESC LIMIT 1`).Scan(&joined)
+	if !strings.Contains(joined, "forwarded") || !strings.Contains(joined, "> /status run rm -rf") {
+		t.Fatalf("the forward: %q", joined)
+	}
 	sends := strings.Join(sentTexts(f.api.Calls("sendMessage")), "|")
-	if !strings.Contains(sends, "voice notes") || !strings.Contains(sends, "over 20 MB") {
+	if !strings.Contains(sends, "voice notes") || !strings.Contains(sends, "over 20 MB") || !strings.Contains(sends, "that one I can't") {
 		t.Fatalf("the polite sentences: %s", sends)
 	}
 }

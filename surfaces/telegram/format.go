@@ -1,7 +1,6 @@
 package telegram
 
 import (
-	"html"
 	"regexp"
 	"strings"
 )
@@ -19,15 +18,19 @@ var (
 	heading    = regexp.MustCompile(`(?m)^#{1,6} +(.+)$`)
 )
 
+// escape escapes what Telegram's HTML mode reads as markup: &, < and > (quotes stay as
+// they are; a link's address never holds one).
+var escape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+
 // renderHTML turns Markdown into Telegram's HTML subset.
 func renderHTML(md string) string {
 	var blocks []string
 	md = fence.ReplaceAllStringFunc(md, func(m string) string {
 		inner := fence.FindStringSubmatch(m)[1]
-		blocks = append(blocks, "<pre>"+html.EscapeString(strings.TrimRight(inner, "\n"))+"</pre>")
+		blocks = append(blocks, "<pre>"+escape(strings.TrimRight(inner, "\n"))+"</pre>")
 		return "\x00" + string(rune('0'+len(blocks)-1)) + "\x00"
 	})
-	s := html.EscapeString(md)
+	s := escape(md)
 	var codes []string
 	s = inlineCode.ReplaceAllStringFunc(s, func(m string) string {
 		codes = append(codes, "<code>"+inlineCode.FindStringSubmatch(m)[1]+"</code>")
@@ -41,7 +44,7 @@ func renderHTML(md string) string {
 		s = strings.Replace(s, "\x01"+string(rune('0'+i))+"\x01", c, 1)
 	}
 	for i, b := range blocks {
-		s = strings.Replace(s, html.EscapeString("\x00"+string(rune('0'+i))+"\x00"), b, 1)
+		s = strings.Replace(s, escape("\x00"+string(rune('0'+i))+"\x00"), b, 1)
 		s = strings.Replace(s, "\x00"+string(rune('0'+i))+"\x00", b, 1)
 	}
 	return s

@@ -154,8 +154,15 @@ func (s *Store) persist(ctx context.Context, us []Update) error {
 				next = u.UpdateID + 1
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO core.surface_cursors (surface, next_offset) VALUES ($1, $2)
-			ON CONFLICT (surface) DO UPDATE SET next_offset = GREATEST(core.surface_cursors.next_offset, $2), polled_at = now()`, Surface, next)
+		// The offset follows the batch just stored (Telegram may restart its ids: after a
+		// quiet week they begin anew, and a new bot has its own).
+		if _, err := tx.Exec(ctx, `INSERT INTO core.surface_cursors (surface, next_offset) VALUES ($1, $2)
+			ON CONFLICT (surface) DO UPDATE SET next_offset = $2, polled_at = now()`, Surface, next); err != nil {
+			return err
+		}
+		// Handled updates are forgotten after a week, so a restarted id sequence is not
+		// mistaken for updates already stored.
+		_, err := tx.Exec(ctx, `DELETE FROM core.surface_updates WHERE surface = $1 AND state <> 'pending' AND received_at < now() - interval '7 days'`, Surface)
 		return err
 	})
 }
