@@ -14,7 +14,7 @@ import (
 // missionStarter starts an occurrence's run: a conversation of its own, the mission's prompt
 // as its first turn, run unattended (the long retry horizon; nobody is waiting).
 func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Starter {
-	return func(ctx context.Context, m scheduler.Mission, o scheduler.Occurrence, extra string) (string, error) {
+	return func(ctx context.Context, m scheduler.Mission, o scheduler.Occurrence, extra string, claim conversation.Claim) (string, error) {
 		agent := m.Agent
 		if role, ok := strings.CutPrefix(agent, "role:"); ok { // a role is resolved at each run
 			cat, err := runner.Catalog()
@@ -38,7 +38,7 @@ func missionStarter(convs *conversation.Store, runner *run.Runner) scheduler.Sta
 		if extra != "" {
 			text += "\n\n" + extra
 		}
-		sent, err := convs.StartDetached(ctx, agent, text, runner.StartNext(run.Meta{Interactive: false}))
+		sent, err := convs.StartDetached(ctx, agent, text, runner.StartNext(run.Meta{Interactive: false}), claim)
 		if err != nil {
 			return "", err
 		}
@@ -55,10 +55,10 @@ func loadZone(tz string) *time.Location {
 
 // reminderWaker wakes the agent of a due reminder, unattended, in a conversation of its own.
 func reminderWaker(convs *conversation.Store, runner *run.Runner) scheduler.Waker {
-	return func(ctx context.Context, r scheduler.Reminder) (string, error) {
+	return func(ctx context.Context, r scheduler.Reminder, claim conversation.Claim) (string, error) {
 		text := fmt.Sprintf("Reminder %d, which you set for %s: %s\n\nCheck with your tools that this is still true and still matters. "+
 			"Then report it in a few sentences (mission.report), or stay silent with a reason (mission.silent).", r.ID, r.DueAt.Format(time.RFC1123), r.Note)
-		sent, err := convs.StartDetached(ctx, r.Agent, text, runner.StartNext(run.Meta{Interactive: false}))
+		sent, err := convs.StartDetached(ctx, r.Agent, text, runner.StartNext(run.Meta{Interactive: false}), claim)
 		if err != nil {
 			return "", err
 		}

@@ -9,13 +9,14 @@ import (
 	"buddi/core/conversation"
 	"buddi/plugins"
 	"buddi/runtime/run"
+	"buddi/sentinels"
 )
 
 // sentinelWake is the sentinel-wake mission: urgent findings wake the agent holding the
 // overview role, in a conversation of its own, unattended. The findings are evidence, not a
 // verdict: it verifies them with its tools, then reports or goes silent.
-func sentinelWake(catalog func() (*agents.Catalog, error), convs *conversation.Store, runner *run.Runner) func(ctx context.Context, sentinel string, fs []plugins.Finding) (string, error) {
-	return func(ctx context.Context, sentinel string, fs []plugins.Finding) (string, error) {
+func sentinelWake(catalog func() (*agents.Catalog, error), convs *conversation.Store, runner *run.Runner) sentinels.Starter {
+	return func(ctx context.Context, sentinel string, fs []plugins.Finding, claim conversation.Claim) (string, error) {
 		cat, err := catalog()
 		if err != nil {
 			return "", err
@@ -32,7 +33,7 @@ func sentinelWake(catalog func() (*agents.Catalog, error), convs *conversation.S
 				fmt.Fprintf(&b, " (%s)", f.Brief)
 			}
 		}
-		sent, err := convs.StartDetached(ctx, a.ID, b.String(), runner.StartNext(run.Meta{Interactive: false}))
+		sent, err := convs.StartDetached(ctx, a.ID, b.String(), runner.StartNext(run.Meta{Interactive: false}), claim)
 		return sent.RunID, err
 	}
 }

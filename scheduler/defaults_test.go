@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"buddi/core/conversation"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 	"buddi/scheduler"
@@ -32,10 +34,11 @@ func TestRecapConsumesTheDigestOnlyWhenDelivered(t *testing.T) {
 	}
 	var got string
 	runs := 0
-	w := &scheduler.OccurrenceWorker{Store: st, Start: func(_ context.Context, _ scheduler.Mission, _ scheduler.Occurrence, extra string) (string, error) {
+	w := &scheduler.OccurrenceWorker{Store: st, Start: func(ctx context.Context, _ scheduler.Mission, _ scheduler.Occurrence, extra string, claim conversation.Claim) (string, error) {
 		got = extra
 		runs++
-		return "run-" + string(rune('0'+runs)), nil
+		runID := "run-" + string(rune('0'+runs))
+		return runID, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return claim(ctx, tx, runID) })
 	}}
 	report := tool(scheduler.Manifest(pool), "mission.report")
 	silent := tool(scheduler.Manifest(pool), "mission.silent")
@@ -45,8 +48,13 @@ func TestRecapConsumesTheDigestOnlyWhenDelivered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Work(ctx, &river.Job[scheduler.OccurrenceArgs]{JobRow: &rivertype.JobRow{}, Args: scheduler.OccurrenceArgs{OccurrenceID: occ}}); err != nil {
+		job := &river.Job[scheduler.OccurrenceArgs]{JobRow: &rivertype.JobRow{}, Args: scheduler.OccurrenceArgs{OccurrenceID: occ}}
+		if err := w.Work(ctx, job); err != nil {
 			t.Fatal(err)
+		}
+		before := runs
+		if err := w.Work(ctx, job); err != nil || runs != before { // a rerun of the job starts nothing
+			t.Fatalf("a rerun of the occurrence's job: %v, runs %d → %d", err, before, runs)
 		}
 		return "run-" + string(rune('0'+runs))
 	}

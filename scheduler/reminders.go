@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"buddi/core/conversation"
 	"buddi/core/eventlog"
 	"buddi/plugins"
 )
@@ -169,8 +170,8 @@ func CancelReminder(ctx context.Context, pool *pgxpool.Pool, id int64) error {
 	return nil
 }
 
-// Waker starts the run a due reminder wakes.
-type Waker func(ctx context.Context, r Reminder) (runID string, err error)
+// Waker starts the run a due reminder wakes, running claim in the transaction that starts it.
+type Waker func(ctx context.Context, r Reminder, claim conversation.Claim) (runID string, err error)
 
 // FireReminders fires the reminders due by now (each wakes its agent), and expires the ones
 // past their grace. It returns how many it fired and expired.
@@ -190,31 +191,40 @@ func FireReminders(ctx context.Context, pool *pgxpool.Pool, limits ReminderLimit
 		}
 	}
 	expired = len(ids)
-	for {
+	rows, err = pool.Query(ctx, `SELECT id, agent, COALESCE(conversation_id::text, ''), note, due_at FROM core.reminders
+		WHERE state = 'pending' AND due_at <= $1 ORDER BY due_at LIMIT 100`, now)
+	if err != nil {
+		return 0, expired, err
+	}
+	due, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Reminder, error) {
 		var r Reminder
-		claimed := false
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			err := tx.QueryRow(ctx, `SELECT id, agent, COALESCE(conversation_id::text, ''), note, due_at FROM core.reminders
-				WHERE state = 'pending' AND due_at <= $1 ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED`, now).Scan(&r.ID, &r.Agent, &r.ConversationID, &r.Note, &r.DueAt)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
+		err := row.Scan(&r.ID, &r.Agent, &r.ConversationID, &r.Note, &r.DueAt)
+		return r, err
+	})
+	if err != nil {
+		return 0, expired, err
+	}
+	for _, r := range due {
+		// The reminder is marked fired in the transaction that starts its run: fired once.
+		claim := func(ctx context.Context, tx pgx.Tx, runID string) error {
+			tag, err := tx.Exec(ctx, `UPDATE core.reminders SET state = 'fired', run_id = $2, updated_at = now() WHERE id = $1 AND state = 'pending'`, r.ID, runID)
 			if err != nil {
 				return err
 			}
-			claimed = true
-			runID, err := wake(ctx, r)
-			if err != nil {
-				return err
+			if tag.RowsAffected() == 0 {
+				return errClaimed
 			}
-			_, err = tx.Exec(ctx, `UPDATE core.reminders SET state = 'fired', run_id = $2, updated_at = now() WHERE id = $1`, r.ID, runID)
-			return err
-		})
-		if err != nil || !claimed {
+			return nil
+		}
+		if _, err := wake(ctx, r, claim); err != nil {
+			if errors.Is(err, errClaimed) {
+				continue
+			}
 			return fired, expired, err
 		}
 		fired++
 	}
+	return fired, expired, nil
 }
 
 // RemindersArgs is the periodic job that fires due reminders.

@@ -2,6 +2,10 @@ package scheduler_test
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/conversation"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -52,9 +56,9 @@ func TestReminders(t *testing.T) {
 	}
 	// Due ones fire (each wakes its agent once); one past its grace expires instead.
 	var woke []string
-	wake := func(_ context.Context, r scheduler.Reminder) (string, error) {
+	wake := func(ctx context.Context, r scheduler.Reminder, claim conversation.Claim) (string, error) {
 		woke = append(woke, r.Agent+":"+r.Note)
-		return "run-" + r.Agent, nil
+		return "run-" + r.Agent, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return claim(ctx, tx, "run-"+r.Agent) })
 	}
 	fired, expired, err := scheduler.FireReminders(ctx, pool, limits, now.Add(61*time.Minute), wake)
 	if err != nil || fired != 2 || expired != 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"buddi/core/conversation"
 	"buddi/core/eventlog"
 )
 
@@ -26,8 +27,12 @@ func (OccurrenceArgs) InsertOpts() river.InsertOpts {
 }
 
 // Starter starts the unattended run of an occurrence (a conversation of its own, the
-// mission's prompt and extra as its first turn) and returns the run's id.
-type Starter func(ctx context.Context, m Mission, o Occurrence, extra string) (runID string, err error)
+// mission's prompt and extra as its first turn), running claim in the transaction that starts
+// it, and returns the run's id.
+type Starter func(ctx context.Context, m Mission, o Occurrence, extra string, claim conversation.Claim) (runID string, err error)
+
+// errClaimed means the occurrence's run was started already (a rerun of its job).
+var errClaimed = errors.New("the occurrence's run was started already")
 
 // OccurrenceWorker runs OccurrenceArgs jobs: it claims the occurrence (pending → running)
 // and starts its run. A mission switched off meanwhile skips it.
@@ -37,66 +42,66 @@ type OccurrenceWorker struct {
 	Start Starter // starts the run
 }
 
-// Work claims and starts the occurrence.
+// Work starts the occurrence's run, claiming the occurrence (pending → running, with the
+// run's id) in the transaction that starts it: a rerun of the job never starts a second run.
 func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceArgs]) error {
 	var m Mission
 	var o Occurrence
-	claimed := false
-	err := pgx.BeginFunc(ctx, w.Store.Pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `SELECT id, mission_id, instant, state, reason, covers, run_id FROM core.occurrences WHERE id = $1 FOR UPDATE`,
-			job.Args.OccurrenceID).Scan(&o.ID, &o.MissionID, &o.Instant, &o.State, &o.Reason, &o.Covers, &o.RunID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if o.State != "pending" && !(o.State == "running" && o.RunID == "") {
-			return nil // done already, or its run started
-		}
-		if m, err = scanMission(tx.QueryRow(ctx, selectMission+` WHERE id = $1`, o.MissionID)); err != nil {
-			return err
-		}
-		if !m.Enabled {
-			_, err := tx.Exec(ctx, `UPDATE core.occurrences SET state = 'skipped', reason = 'the mission was switched off', updated_at = now() WHERE id = $1`, o.ID)
-			return err
-		}
-		claimed = true
-		_, err = tx.Exec(ctx, `UPDATE core.occurrences SET state = 'running', updated_at = now() WHERE id = $1`, o.ID)
-		return err
-	})
-	if err != nil || !claimed {
+	err := w.Store.Pool.QueryRow(ctx, `SELECT id, mission_id, instant, state, reason, covers, run_id FROM core.occurrences WHERE id = $1`,
+		job.Args.OccurrenceID).Scan(&o.ID, &o.MissionID, &o.Instant, &o.State, &o.Reason, &o.Covers, &o.RunID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	extra := ""
+	if o.State != "pending" {
+		return nil // started already, or settled
+	}
+	if m, err = w.Store.Get(ctx, o.MissionID); err != nil {
+		return err
+	}
+	if !m.Enabled {
+		_, err := w.Store.Pool.Exec(ctx, `UPDATE core.occurrences SET state = 'skipped', reason = 'the mission was switched off', updated_at = now()
+			WHERE id = $1 AND state = 'pending'`, o.ID)
+		return err
+	}
+	extra, upto := "", int64(0)
 	if m.Source == "default" && m.Name == RecapName {
-		digest, upto, err := Digest(ctx, w.Store.Pool)
+		digest, last, err := Digest(ctx, w.Store.Pool)
 		if err != nil {
 			return err
 		}
 		if digest != "" {
 			extra = "What the watchers noticed this week:\n" + digest
 		}
-		if _, err := w.Store.Pool.Exec(ctx, `UPDATE core.occurrences SET digest_upto = $2 WHERE id = $1`, o.ID, upto); err != nil {
+		upto = last
+	}
+	claim := func(ctx context.Context, tx pgx.Tx, runID string) error {
+		tag, err := tx.Exec(ctx, `UPDATE core.occurrences SET state = 'running', run_id = $2, digest_upto = $3, updated_at = now()
+			WHERE id = $1 AND state = 'pending'`, o.ID, runID, upto)
+		if err != nil {
 			return err
 		}
+		if tag.RowsAffected() == 0 {
+			return errClaimed
+		}
+		_, err = eventlog.Append(ctx, tx, "mission.started", "", map[string]any{"mission_id": m.ID, "occurrence_id": o.ID, "instant": o.Instant, "run_id": runID})
+		return err
 	}
-	runID, err := w.Start(ctx, m, o, extra)
-	if err != nil {
-		// Left claimable (running, no run) for the job's next attempt; failed only after the
-		// last, and then the job fails too, where the dead-letter watch sees it.
+	if _, err := w.Start(ctx, m, o, extra, claim); err != nil {
+		if errors.Is(err, errClaimed) {
+			return nil
+		}
+		// Still pending, for the job's next attempt; failed only after the last, and then
+		// the job fails too, where the dead-letter watch sees it.
 		if job.Attempt >= job.MaxAttempts {
-			_, _ = w.Store.Pool.Exec(context.WithoutCancel(ctx), `UPDATE core.occurrences SET state = 'failed', reason = $2, updated_at = now() WHERE id = $1`, o.ID, firstLine(err.Error()))
+			_, _ = w.Store.Pool.Exec(context.WithoutCancel(ctx), `UPDATE core.occurrences SET state = 'failed', reason = $2, updated_at = now()
+				WHERE id = $1 AND state = 'pending'`, o.ID, firstLine(err.Error()))
 		}
 		return fmt.Errorf("start the run of mission %d at %s: %w", m.ID, o.Instant, err)
 	}
-	return pgx.BeginFunc(context.WithoutCancel(ctx), w.Store.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE core.occurrences SET run_id = $2, updated_at = now() WHERE id = $1`, o.ID, runID); err != nil {
-			return err
-		}
-		_, err := eventlog.Append(ctx, tx, "mission.started", "", map[string]any{"mission_id": m.ID, "occurrence_id": o.ID, "instant": o.Instant, "run_id": runID})
-		return err
-	})
+	return nil
 }
 
 func firstLine(s string) string {

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/actors"
+	"buddi/core/conversation"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 	"buddi/sentinels"
@@ -219,13 +221,14 @@ func TestCoalescedWakes(t *testing.T) {
 	pool := pgtest.Pool(t)
 	clk := &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	var runs [][]string
-	e := &sentinels.Engine{Pool: pool, Now: clk.now, Start: func(_ context.Context, _ string, fs []plugins.Finding) (string, error) {
+	e := &sentinels.Engine{Pool: pool, Now: clk.now, Start: func(ctx context.Context, _ string, fs []plugins.Finding, claim conversation.Claim) (string, error) {
 		var keys []string
 		for _, f := range fs {
 			keys = append(keys, f.Key)
 		}
 		runs = append(runs, keys)
-		return "run-" + string(rune('a'+len(runs)-1)), nil
+		runID := "run-" + string(rune('a'+len(runs)-1))
+		return runID, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return claim(ctx, tx, runID) })
 	}}
 	var current []plugins.Finding
 	s := plugins.Sentinel{ID: "bank", Period: time.Minute, Coalesce: &plugins.Coalesce{Window: 2 * time.Minute, MaxWait: 10 * time.Minute},

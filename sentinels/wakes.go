@@ -10,12 +10,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"buddi/core/conversation"
 	"buddi/core/eventlog"
 	"buddi/plugins"
 )
 
-// Starter starts the run of a wake and returns its id.
-type Starter func(ctx context.Context, sentinel string, findings []plugins.Finding) (runID string, err error)
+// Starter starts the run of a wake, running claim in the transaction that starts it, and
+// returns its id.
+type Starter func(ctx context.Context, sentinel string, findings []plugins.Finding, claim conversation.Claim) (runID string, err error)
+
+// errWoken means the wake was started already.
+var errWoken = errors.New("the wake was started already")
 
 // queue adds urgent findings to the sentinel's waiting wake (or opens one), in tx, the
 // transaction that recorded them as spoken: a finding that speaks always has its wake. Without
@@ -66,49 +71,71 @@ func (e *Engine) queue(ctx context.Context, tx pgx.Tx, s plugins.Sentinel, fs []
 // without those the owner muted since (a wake left with none is dropped). It returns how many
 // runs it started.
 func (e *Engine) FlushWakes(ctx context.Context) (int, error) {
+	rows, err := e.Pool.Query(ctx, `SELECT id, sentinel, findings FROM core.sentinel_wakes WHERE state = 'waiting' AND due_at <= $1 ORDER BY due_at LIMIT 100`, e.now())
+	if err != nil {
+		return 0, err
+	}
+	type wake struct {
+		id       int64
+		sentinel string
+		raw      []byte
+	}
+	due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (wake, error) {
+		var w wake
+		err := r.Scan(&w.id, &w.sentinel, &w.raw)
+		return w, err
+	})
+	if err != nil {
+		return 0, err
+	}
 	started := 0
-	for {
-		done := true
-		err := pgx.BeginFunc(ctx, e.Pool, func(tx pgx.Tx) error {
-			var id int64
-			var sentinel string
-			var raw []byte
-			err := tx.QueryRow(ctx, `SELECT id, sentinel, findings FROM core.sentinel_wakes WHERE state = 'waiting' AND due_at <= $1
-				ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED`, e.now()).Scan(&id, &sentinel, &raw)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
+	for _, w := range due {
+		var fs []plugins.Finding
+		_ = json.Unmarshal(w.raw, &fs)
+		if fs, err = e.unmuted(ctx, e.Pool, fs); err != nil {
+			return started, err
+		}
+		if len(fs) == 0 { // everything in it was muted since
+			if _, err := e.Pool.Exec(ctx, `UPDATE core.sentinel_wakes SET state = 'dropped', updated_at = now() WHERE id = $1 AND state = 'waiting'`, w.id); err != nil {
+				return started, err
 			}
+			continue
+		}
+		claim := func(ctx context.Context, tx pgx.Tx, runID string) error {
+			tag, err := tx.Exec(ctx, `UPDATE core.sentinel_wakes SET state = 'woken', run_id = $2, updated_at = now() WHERE id = $1 AND state = 'waiting'`, w.id, runID)
 			if err != nil {
 				return err
 			}
-			done = false
-			var fs []plugins.Finding
-			_ = json.Unmarshal(raw, &fs)
-			if fs, err = e.unmuted(ctx, tx, fs); err != nil {
-				return err
+			if tag.RowsAffected() == 0 {
+				return errWoken
 			}
-			if len(fs) == 0 {
-				_, err := tx.Exec(ctx, `UPDATE core.sentinel_wakes SET state = 'dropped', updated_at = now() WHERE id = $1`, id)
-				return err
-			}
-			runID := ""
-			if e.Start != nil {
-				if runID, err = e.Start(ctx, sentinel, fs); err != nil {
-					return err
-				}
-			} else if e.Wake != nil {
-				if err := e.Wake(ctx, sentinel, fs); err != nil {
-					return err
-				}
-			}
-			started++
-			_, err = tx.Exec(ctx, `UPDATE core.sentinel_wakes SET state = 'woken', run_id = $2, updated_at = now() WHERE id = $1`, id, runID)
-			return err
-		})
-		if err != nil || done {
-			return started, err
+			return nil
 		}
+		switch {
+		case e.Start != nil:
+			// The wake is marked woken in the transaction that starts its run: started once.
+			if _, err := e.Start(ctx, w.sentinel, fs, claim); err != nil {
+				if errors.Is(err, errWoken) {
+					continue
+				}
+				return started, err
+			}
+		default:
+			if err := pgx.BeginFunc(ctx, e.Pool, func(tx pgx.Tx) error { return claim(ctx, tx, "") }); err != nil {
+				if errors.Is(err, errWoken) {
+					continue
+				}
+				return started, err
+			}
+			if e.Wake != nil {
+				if err := e.Wake(ctx, w.sentinel, fs); err != nil {
+					return started, err
+				}
+			}
+		}
+		started++
 	}
+	return started, nil
 }
 
 type querier interface {

@@ -267,10 +267,15 @@ func (s *Store) begin(ctx context.Context, tx pgx.Tx, conv Conversation) (string
 // are never the agent's current conversation with the owner.
 const SurfaceMission = "mission"
 
+// Claim records, in the transaction that starts a run, what the run was started for (an
+// occurrence, a reminder, a wake); an error (it was claimed already) starts nothing.
+type Claim func(ctx context.Context, tx pgx.Tx, runID string) error
+
 // StartDetached opens a conversation of its own for unattended work (surface
-// SurfaceMission), writes text as its first turn and enqueues the run that answers it, in one
-// transaction. The agent's conversation with the owner is left alone.
-func (s *Store) StartDetached(ctx context.Context, agent, text string, start StartRun) (Sent, error) {
+// SurfaceMission), writes text as its first turn, enqueues the run that answers it and runs
+// claim (when set), in one transaction: a run is started for its cause once, or not at all.
+// The agent's conversation with the owner is left alone.
+func (s *Store) StartDetached(ctx context.Context, agent, text string, start StartRun, claim Claim) (Sent, error) {
 	if strings.TrimSpace(text) == "" {
 		return Sent{}, ErrEmptyMessage
 	}
@@ -290,6 +295,11 @@ func (s *Store) StartDetached(ctx context.Context, agent, text string, start Sta
 		conv.ActiveRun = runID
 		if err := start(ctx, tx, conv, runID); err != nil {
 			return err
+		}
+		if claim != nil {
+			if err := claim(ctx, tx, runID); err != nil {
+				return err
+			}
 		}
 		out = Sent{Conversation: conv, RunID: runID}
 		return nil
