@@ -54,28 +54,22 @@ func (e *Engine) now() time.Time {
 // next due.
 func (e *Engine) Due(ctx context.Context, s plugins.Sentinel) (bool, time.Time, error) {
 	now := e.now()
-	var on = true
-	err := e.Pool.QueryRow(ctx, `SELECT enabled FROM core.sentinel_switches WHERE sentinel = $1`, s.ID).Scan(&on)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return false, time.Time{}, err
-	}
-	if !on {
-		return false, now.Add(Loop), nil
-	}
-	var paused bool // buddi pause: nothing is due until buddi resume
-	if err := e.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.system_flags WHERE key = 'paused')`).Scan(&paused); err != nil {
-		return false, time.Time{}, err
-	}
-	if paused {
-		return false, now.Add(Loop), nil
-	}
-	var last time.Time
-	err = e.Pool.QueryRow(ctx, `SELECT started_at FROM core.sentinel_runs WHERE sentinel = $1 ORDER BY started_at DESC LIMIT 1`, s.ID).Scan(&last)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return true, now, nil
-	}
+	// One look: the owner's switch, buddi pause (nothing is due until buddi resume), and the
+	// ledger's last start.
+	var on, paused bool
+	var last *time.Time
+	err := e.Pool.QueryRow(ctx, `SELECT
+		COALESCE((SELECT enabled FROM core.sentinel_switches WHERE sentinel = $1), true),
+		EXISTS (SELECT 1 FROM core.system_flags WHERE key = 'paused'),
+		(SELECT max(started_at) FROM core.sentinel_runs WHERE sentinel = $1)`, s.ID).Scan(&on, &paused, &last)
 	if err != nil {
 		return false, time.Time{}, err
+	}
+	if !on || paused {
+		return false, now.Add(Loop), nil
+	}
+	if last == nil {
+		return true, now, nil
 	}
 	next := last.Add(s.Period)
 	return !now.Before(next), next, nil

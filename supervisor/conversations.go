@@ -129,13 +129,6 @@ func (h *ConversationHost) Stop(conversation, runID string, cause error) bool {
 	return true
 }
 
-// Open counts the conversations with a turn running or waiting.
-func (h *ConversationHost) Open() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.convs)
-}
-
 // runActor runs one turn on its own goroutine (Receive never blocks) and cancels it when
 // the actor stops.
 type runActor struct {

@@ -1,10 +1,11 @@
 package conversation
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -256,8 +257,8 @@ func end(ctx context.Context, tx pgx.Tx, conv Conversation, reason string) (Ende
 
 // begin makes a new run the conversation's run in flight.
 func (s *Store) begin(ctx context.Context, tx pgx.Tx, conv Conversation) (string, error) {
-	runID := newUUID()
-	if _, err := tx.Exec(ctx, `UPDATE core.conversations SET active_run = $2 WHERE id = $1`, conv.ID, runID); err != nil {
+	var runID string
+	if err := tx.QueryRow(ctx, `UPDATE core.conversations SET active_run = gen_random_uuid() WHERE id = $1 RETURNING active_run::text`, conv.ID).Scan(&runID); err != nil {
 		return "", fmt.Errorf("start a run in %s: %w", conv.ID, err)
 	}
 	return runID, nil
@@ -342,11 +343,7 @@ func (s *Store) Finish(ctx context.Context, conversationID, runID string, start 
 			return err
 		}
 		// promoted rows come back in no particular order: keep the owner's
-		for i := 1; i < len(ws); i++ {
-			for j := i; j > 0 && ws[j].id < ws[j-1].id; j-- {
-				ws[j], ws[j-1] = ws[j-1], ws[j]
-			}
-		}
+		slices.SortFunc(ws, func(a, b waiting) int { return cmp.Compare(a.id, b.id) })
 		for _, w := range ws {
 			if _, err := Append(ctx, tx, conversationID, "", KindUser, map[string]any{"text": w.text}); err != nil {
 				return err
@@ -383,11 +380,7 @@ func (s *Store) Lease(ctx context.Context, conversationID, runID string) ([]Pend
 	if err != nil {
 		return nil, fmt.Errorf("lease input of %s: %w", conversationID, err)
 	}
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && ps[j].ID < ps[j-1].ID; j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
+	slices.SortFunc(ps, func(a, b Pending) int { return cmp.Compare(a.ID, b.ID) })
 	return ps, nil
 }
 
@@ -447,12 +440,4 @@ func (s *Store) HeldQuestions(ctx context.Context) (map[string]int, error) {
 		out[a] = n
 	}
 	return out, rows.Err()
-}
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

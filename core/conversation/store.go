@@ -63,9 +63,6 @@ type Store struct{ pool *pgxpool.Pool }
 // NewStore returns a store over pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Pool is the store's pool.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
 const selectConversation = `SELECT id::text, agent, surface, created_at, last_activity_at, chars,
 	COALESCE(active_run::text, ''), ended_at, ended_reason FROM core.conversations`
 

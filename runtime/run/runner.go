@@ -261,10 +261,8 @@ func (r *Runner) unattendedTools(a agents.Agent) []provider.Tool {
 }
 
 func (r *Runner) spec(name string) plugins.Spec {
-	for _, s := range r.Tools.Tools() {
-		if s.Name == name {
-			return s
-		}
+	if t, ok := r.Tools.Lookup(name); ok {
+		return t.Spec()
 	}
 	return plugins.Spec{}
 }

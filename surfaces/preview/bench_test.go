@@ -3,6 +3,7 @@ package preview_test
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,12 +117,8 @@ func pct(ds []time.Duration, p int) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
-	s := append([]time.Duration(nil), ds...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
 	i := (len(s)*p + 99) / 100
 	return s[min(max(i-1, 0), len(s)-1)]
 }

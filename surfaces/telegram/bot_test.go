@@ -197,8 +197,10 @@ func TestStreamedReplyAndSplit(t *testing.T) {
 	conv := convs[0].ID
 	para := strings.Repeat("word ", 500) // 2,500 characters
 	for i := 0; i < 3; i++ {
+		before := len(f.api.Calls("editMessageText"))
 		f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "text", Text: para + "\n\n"})
-		time.Sleep(60 * time.Millisecond) // the reply streams over time; edits follow at most every 50 ms here
+		// The reply streams: each piece shows as an edit (at most every 50 ms here).
+		pgtest.Eventually(t, "an edit", func() bool { return len(f.api.Calls("editMessageText")) > before })
 	}
 	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "tool.call", Tool: "conversation.ask", Args: `{"question":"Which ending?"}`})
 	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.finished"})
