@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -32,6 +34,15 @@ type Config struct {
 	// PGBinDir, when set, is the only directory searched for initdb and postgres.
 	// Default: /usr/lib/postgresql/<newest>/bin, then PATH. Environment BUDDI_PG_BINDIR.
 	PGBinDir string
+	// Tailnet turns the embedded tailnet node on for this run, whatever the saved setting
+	// (`buddi tailnet on`). Flag --tailnet of buddi serve.
+	Tailnet bool
+	// TailnetHostname is the node's name on the tailnet. Default "buddi"; environment
+	// BUDDI_TAILNET_HOSTNAME, flag --tailnet-hostname.
+	TailnetHostname string
+	// TailnetControlURL is the coordination server, for a self-hosted one. Default Tailscale's;
+	// environment TS_CONTROL_URL, flag --tailnet-control-url.
+	TailnetControlURL string
 }
 
 // FromEnv builds a Config from the process environment and fills in defaults.
@@ -50,6 +61,9 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		DatabaseURL: get("DATABASE_URL"),
 		WebHost:     get("BUDDI_WEB_HOST"),
 		PGBinDir:    get("BUDDI_PG_BINDIR"),
+
+		TailnetHostname:   get("BUDDI_TAILNET_HOSTNAME"),
+		TailnetControlURL: get("TS_CONTROL_URL"),
 	}
 	if p := get("BUDDI_WEB_PORT"); p != "" {
 		n, err := strconv.Atoi(p)
@@ -91,6 +105,9 @@ func (c *Config) fill() error {
 		// A wildcard binding has no one name a request's Host can be checked against.
 		return fmt.Errorf("BUDDI_WEB_HOST=%s listens on every address: name the one address to listen on (off loopback, sign-in with `buddi dashboard` is required)", c.WebHost)
 	}
+	if err := c.checkTailnet(); err != nil {
+		return err
+	}
 	if c.WebPort == 0 {
 		c.WebPort = DefaultWebPort
 	}
@@ -123,3 +140,25 @@ func (c Config) WebAddr() string {
 
 // ClusterDir is where the embedded Postgres cluster lives: <home>/pg.
 func (c Config) ClusterDir() string { return filepath.Join(c.Home, "pg") }
+
+var hostnameLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// checkTailnet checks the tailnet node's name and control URL, and fills the default name.
+func (c *Config) checkTailnet() error {
+	if c.TailnetHostname == "" {
+		c.TailnetHostname = "buddi"
+	}
+	if !hostnameLabel.MatchString(c.TailnetHostname) {
+		return fmt.Errorf("the tailnet hostname %q is not a DNS label: use lower-case letters, digits and inner hyphens, at most 63", c.TailnetHostname)
+	}
+	if c.TailnetControlURL != "" {
+		u, err := url.Parse(c.TailnetControlURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("the tailnet control URL %q is not an http(s) URL: give the coordination server's address, like https://headscale.example.com", c.TailnetControlURL)
+		}
+	}
+	return nil
+}
+
+// Fill fills in defaults and checks the settings, after flags changed some.
+func (c *Config) Fill() error { return c.fill() }

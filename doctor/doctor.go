@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"buddi/config"
@@ -187,25 +188,52 @@ func (r *Report) checkHome(home string) {
 	r.add(Check{Name: "data directory", OK: true, Detail: fmt.Sprintf("%s (mode %v)", home, fi.Mode().Perm())})
 }
 
-func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
+// ErrNotServing means nothing answers on the dashboard's address.
+var ErrNotServing = errors.New("buddi is not running")
+
+// Serving asks the running buddi for its health report: ErrNotServing when nothing answers,
+// another error when something else holds the address.
+func Serving(ctx context.Context, cfg config.Config) (health.Report, error) {
 	url := "http://" + cfg.WebAddr() + "/api/health"
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, url, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		r.add(Check{Name: "listener", Detail: "nothing answers on " + cfg.WebAddr(), Fix: "start buddi with `buddi serve`"})
-		r.add(Check{Name: "supervision tree", OK: true, Detail: "not running"})
-		return
+		return health.Report{}, ErrNotServing
 	}
 	defer resp.Body.Close()
 	var rep health.Report
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil || rep.Version == "" {
-		r.add(Check{Name: "listener", Detail: cfg.WebAddr() + " is held by another program", Fix: "stop it, or set BUDDI_WEB_PORT to a free port"})
+		return health.Report{}, fmt.Errorf("%s is held by another program", cfg.WebAddr())
+	}
+	return rep, nil
+}
+
+func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
+	rep, err := Serving(ctx, cfg)
+	if errors.Is(err, ErrNotServing) {
+		r.add(Check{Name: "listener", Detail: "nothing answers on " + cfg.WebAddr(), Fix: "start buddi with `buddi serve`"})
+		r.add(Check{Name: "supervision tree", OK: true, Detail: "not running"})
+		return
+	}
+	if err != nil {
+		r.add(Check{Name: "listener", Detail: err.Error(), Fix: "stop it, or set BUDDI_WEB_PORT to a free port"})
 		return
 	}
 	r.Serving = &rep
 	r.add(Check{Name: "listener", OK: true, Detail: fmt.Sprintf("buddi %s (pid %d) serving on http://%s for %ds", rep.Version, rep.Pid, rep.Listener, rep.UptimeSeconds)})
+	if tn := rep.Tailnet; tn != nil {
+		switch {
+		case tn.Problem != "":
+			r.add(Check{Name: "tailnet", Detail: tn.Problem, Fix: tailnetFix(tn)})
+		case tn.Owner == "":
+			r.add(Check{Name: "tailnet", Detail: fmt.Sprintf("%s (%s) answers no one: the owner's tailnet login is not set", tn.URL, strings.Join(tn.IPs, ", ")),
+				Fix: "run `buddi tailnet owner LOGIN`, or open a link from `buddi dashboard --tailnet` on your phone"})
+		default:
+			r.add(Check{Name: "tailnet", OK: true, Detail: fmt.Sprintf("%s at %s (%s), owner %s", tn.State, tn.URL, strings.Join(tn.IPs, ", "), tn.Owner)})
+		}
+	}
 	if tg := rep.Telegram; tg != nil {
 		switch {
 		case tg.Down:
@@ -259,5 +287,17 @@ func (r *Report) finish() {
 	}
 	if r.ExitCode == ExitOK && !r.Healthy {
 		r.ExitCode = ExitProblem
+	}
+}
+
+// tailnetFix says what to do about a tailnet node that is not serving.
+func tailnetFix(tn *health.Tailnet) string {
+	switch {
+	case tn.LoginURL != "" && tn.Error == "":
+		return "open " + tn.LoginURL + " to log buddi's node in, or set an auth key with `buddi tailnet authkey`"
+	case tn.State == "needs-login":
+		return "set a valid auth key with `buddi tailnet authkey` (or TS_AUTHKEY) and restart buddi"
+	default:
+		return "read buddi's log for the tailnet node, or turn it off with `buddi tailnet off`"
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
 	"buddi/surfaces/telegram"
+	"buddi/tailnet"
 	"buddi/version"
 )
 
@@ -129,6 +130,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits)
 	if _, err := migrations.Up(ctx, src.Pool, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
+	}
+
+	// The tailnet node starts early (it comes up in the background, and may wait for a login)
+	// and stops last, after the actors that serve on it.
+	var node *tailnet.Node
+	if on, err := tailnetWanted(ctx, cfg, src.Pool); err != nil {
+		return err
+	} else if on {
+		if node, err = startTailnet(cfg, os.Getenv("TS_AUTHKEY"), secrets, log); err != nil {
+			return err
+		}
+		defer node.Close()
 	}
 
 	riverPool, err := db.Open(ctx, src.DSN, db.Options{Name: "buddi-queue", MaxConns: 10})
@@ -226,41 +239,43 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 	qstate := &supervisor.QueueState{}
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
+	// dashDeps are the dashboard's parts; the tailnet's dashboard is the same with its gate.
+	dashDeps := func() dashboard.Deps {
+		return dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
+			Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: catalog, Live: hub,
+				Available: func(ctx context.Context, agent string) (bool, string) {
+					p, err := run.Check(ctx, runner.Accounts, secrets, agent)
+					if err != nil {
+						return false, "its account could not be read"
+					}
+					if p != nil {
+						return false, p.Sentence
+					}
+					return true, ""
+				},
+				Start: func(surface string) conversation.StartRun {
+					return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
+				},
+				Stop: func(ctx context.Context, conv string) error {
+					c, err := convs.Get(ctx, conv)
+					if err != nil {
+						return dashboard.ErrNothingToStop
+					}
+					if h := hosts.h.Load(); h == nil || c.ActiveRun == "" || !h.Stop(conv, c.ActiveRun, run.ErrStopped) {
+						return dashboard.ErrNothingToStop
+					}
+					return nil
+				},
+				TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
+					return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
+				}},
+			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
+			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifact.NewStore(src.Pool, cfg.Home)},
+			Remote: cfg.Remote(), PublicHost: cfg.WebHost}
+	}
 	parts := supervisor.Parts{
-		Queue: supervisor.Queue(q, qstate),
-		Dashboard: dashboard.Actor(sys, listener, func() dashboard.Servable {
-			return dashboard.NewServer(dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
-				Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: catalog, Live: hub,
-					Available: func(ctx context.Context, agent string) (bool, string) {
-						p, err := run.Check(ctx, runner.Accounts, secrets, agent)
-						if err != nil {
-							return false, "its account could not be read"
-						}
-						if p != nil {
-							return false, p.Sentence
-						}
-						return true, ""
-					},
-					Start: func(surface string) conversation.StartRun {
-						return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
-					},
-					Stop: func(ctx context.Context, conv string) error {
-						c, err := convs.Get(ctx, conv)
-						if err != nil {
-							return dashboard.ErrNothingToStop
-						}
-						if h := hosts.h.Load(); h == nil || c.ActiveRun == "" || !h.Stop(conv, c.ActiveRun, run.ErrStopped) {
-							return dashboard.ErrNothingToStop
-						}
-						return nil
-					},
-					TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
-						return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
-					}},
-				Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
-				Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifact.NewStore(src.Pool, cfg.Home)},
-				Remote: cfg.Remote(), PublicHost: cfg.WebHost})
-		}),
+		Queue:     supervisor.Queue(q, qstate),
+		Dashboard: dashboard.Actor(sys, listener, func() dashboard.Servable { return dashboard.NewServer(dashDeps()) }),
 	}
 	parts.Preview = dashboard.Actor(sys, previewListener, func() dashboard.Servable { return previewSrv })
 	if src.Cluster != nil {
@@ -291,6 +306,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			return err
 		}
 		h.telegram = true
+	}
+	if node != nil {
+		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, src.Pool, log), pool: src.Pool,
+			previews: previewSrv, previewPort: previewPort, devStore: devStore, log: log}
+		tn.dashboard = func() *dashboard.Server {
+			d := dashDeps()
+			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate, Names: node.Names}
+			return dashboard.NewServer(d)
+		}
+		if _, err := sys.Spawn(tree.Surfaces, "tailnet", func() actors.Actor { return &tailnetActor{sys: sys, t: tn} }); err != nil {
+			return err
+		}
+		h.tailnet = tn
 	}
 	if err := sentinels.Start(sys, tree.Sentinels, watch, allSentinels(manifests), sentinels.Loop); err != nil {
 		return err
@@ -348,7 +376,8 @@ type healthSource struct {
 	queue    *supervisor.QueueState
 	started  time.Time
 	listener string
-	telegram bool // a bot token is set: the surface runs
+	telegram bool            // a bot token is set: the surface runs
+	tailnet  *tailnetServing // the tailnet node, when it is on
 }
 
 // Report builds the health report.
@@ -396,6 +425,12 @@ func (h *healthSource) Report(ctx context.Context) health.Report {
 		rep.Telegram = telegramHealth(ctx, h.src.Pool)
 		if rep.Telegram.Down {
 			rep.Problems = append(rep.Problems, "Telegram refused the bot token: set a new one with `buddi telegram setup`")
+		}
+	}
+	if h.tailnet != nil {
+		rep.Tailnet = h.tailnet.health(ctx)
+		if rep.Tailnet.Problem != "" {
+			rep.Problems = append(rep.Problems, rep.Tailnet.Problem)
 		}
 	}
 	if len(rep.Problems) > 0 {

@@ -18,6 +18,7 @@ type Report struct {
 	Queue         Queue     `json:"queue"`              // the queue part
 	Actors        []Actor   `json:"actors"`             // the supervision tree, parents first
 	Telegram      *Telegram `json:"telegram,omitempty"` // the Telegram surface, when a bot token is set
+	Tailnet       *Tailnet  `json:"tailnet,omitempty"`  // the tailnet node, when it is on
 	Problems      []string  `json:"problems,omitempty"` // one line each; empty when Status is "ok"
 	CheckedAt     time.Time `json:"checked_at"`         // when this report was made, in UTC
 }
@@ -27,6 +28,29 @@ type Telegram struct {
 	Down bool `json:"down"` // the token was refused (401): set a new one with buddi telegram setup
 	// SinceLastPollSeconds is how long ago a poll last succeeded (-1: never).
 	SinceLastPollSeconds int64 `json:"since_last_poll_seconds"`
+}
+
+// Tailnet is the embedded tailnet node's part.
+type Tailnet struct {
+	State    string   `json:"state"`               // starting, needs-login, needs-approval, running or stopped
+	Hostname string   `json:"hostname"`            // the name it asked for
+	DNSName  string   `json:"dns_name,omitempty"`  // its MagicDNS name
+	IPs      []string `json:"ips,omitempty"`       // its tailnet addresses
+	HTTPS    bool     `json:"https"`               // the dashboard is also served on 443 with the tailnet's certificate
+	URL      string   `json:"url,omitempty"`       // the dashboard's address on the tailnet
+	LoginURL string   `json:"login_url,omitempty"` // where to log the node in, when it needs it
+	Error    string   `json:"error,omitempty"`     // what went wrong
+	Owner    string   `json:"owner,omitempty"`     // the owner's tailnet login; empty until set
+	// Ports are the developer processes served on tailnet ports of their own.
+	Ports []TailnetPort `json:"ports,omitempty"`
+	// Problem is one sentence when the node is not serving, or "".
+	Problem string `json:"problem,omitempty"`
+}
+
+// TailnetPort is one developer process on a tailnet port of its own.
+type TailnetPort struct {
+	Process string `json:"process"` // the process's name
+	Port    int    `json:"port"`    // its port, locally and on the tailnet
 }
 
 // Database is the database part.

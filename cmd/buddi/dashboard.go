@@ -1,14 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	"buddi/doctor"
 	"buddi/surfaces/webauth"
 )
 
 type dashboardCmd struct {
-	JSON bool `help:"Print JSON: {\"url\",\"expires_at\"}."`
+	JSON    bool `help:"Print JSON: {\"url\",\"expires_at\"}."`
+	Tailnet bool `help:"Print a single-use sign-in link on the tailnet: the login that opens it first becomes the owner's."`
 }
 
 // Run prints the dashboard's address. Off loopback (BUDDI_WEB_HOST) it prints a sign-in link
@@ -20,6 +23,45 @@ func (c dashboardCmd) Run(env *runEnv) error {
 	}
 	url := "http://" + cfg.WebAddr() + "/"
 	var expires *time.Time
+	if c.Tailnet {
+		rep, err := doctor.Serving(env.ctx, cfg)
+		if err != nil {
+			return &exitError{code: 3, err: fmt.Errorf("%v: start buddi with `buddi serve --tailnet` first", err)}
+		}
+		if rep.Tailnet == nil || rep.Tailnet.URL == "" {
+			problem := "buddi runs without the tailnet: start it with `buddi serve --tailnet`, or `buddi tailnet on` and restart"
+			if rep.Tailnet != nil && rep.Tailnet.Problem != "" {
+				problem = rep.Tailnet.Problem
+			}
+			return &exitError{code: 3, err: errors.New(problem)}
+		}
+		if rep.Tailnet.Owner != "" { // the owner's login is the credential: no ticket is needed
+			if c.JSON {
+				return writeJSON(env, map[string]any{"url": rep.Tailnet.URL, "expires_at": nil, "owner": rep.Tailnet.Owner})
+			}
+			fmt.Fprintln(env.stdout, rep.Tailnet.URL)
+			fmt.Fprintf(env.stderr, "On the tailnet the dashboard opens for %s with no sign-in, and for no one else.\n", rep.Tailnet.Owner)
+			return nil
+		}
+		src, err := openActions(env)
+		if err != nil {
+			return err
+		}
+		defer closeSource(src)
+		ticket, err := webauth.Issue(env.ctx, src.Pool, webauth.PurposeSession, "")
+		if err != nil {
+			return err
+		}
+		url = rep.Tailnet.URL + "auth?ticket=" + ticket
+		at := time.Now().Add(webauth.TicketTTL).UTC()
+		expires = &at
+		if c.JSON {
+			return writeJSON(env, map[string]any{"url": url, "expires_at": expires, "owner": rep.Tailnet.Owner})
+		}
+		fmt.Fprintln(env.stdout, url)
+		fmt.Fprintln(env.stderr, "Open it within five minutes on a device on your tailnet: the login that opens it becomes the owner's, and only that login gets in.")
+		return nil
+	}
 	if cfg.Remote() {
 		src, err := openActions(env)
 		if err != nil {

@@ -36,6 +36,7 @@ type cli struct {
 	Resume      resumeCmd      `cmd:"" help:"Start all work again after buddi pause."`
 	Sentinels   sentinelsCmd   `cmd:"" help:"The watchers: list them and their findings, switch them, snooze or mute findings."`
 	Telegram    telegramCmd    `cmd:"" help:"The Telegram surface: set the bot up, pair your phone, list and remove devices."`
+	Tailnet     tailnetCmd     `cmd:"" help:"The tailnet: switch it on or off, set the owner's login and an auth key, see the node."`
 	Jobs        jobsCmd        `cmd:"" help:"Failed jobs: list them by cause, retry, dismiss; cancel a job."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`

@@ -277,3 +277,35 @@ func (s *Store) Forget(ctx context.Context, id int64) error {
 
 // errNoDatabase is every Store method's answer when the plugin was built without a pool.
 var errNoDatabase = errors.New("developer: the plugin has no database")
+
+// TailnetPreviews reports whether the owner turned on Settings → Developer's Tailscale switch
+// (§12): each started process that listens on a port also gets that port on the tailnet. Off
+// when never set.
+func (s *Store) TailnetPreviews(ctx context.Context) (bool, error) {
+	if s == nil || s.pool == nil {
+		return false, errNoDatabase
+	}
+	var on bool
+	err := s.pool.QueryRow(ctx, `SELECT previews FROM developer.tailnet`).Scan(&on)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("developer: read the tailnet switch: %w", err)
+	}
+	return on, nil
+}
+
+// SetTailnetPreviews sets the Tailscale switch. Only the owner's surfaces call it (the
+// dashboard's Settings → Developer and `buddi tailnet previews`); no tool does.
+func (s *Store) SetTailnetPreviews(ctx context.Context, on bool) error {
+	if s == nil || s.pool == nil {
+		return errNoDatabase
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO developer.tailnet (id, previews, updated_at) VALUES (true, $1, $2)
+		ON CONFLICT (id) DO UPDATE SET previews = EXCLUDED.previews, updated_at = EXCLUDED.updated_at`, on, s.now().UTC())
+	if err != nil {
+		return fmt.Errorf("developer: set the tailnet switch: %w", err)
+	}
+	return nil
+}

@@ -20,6 +20,9 @@ func cookieName(base string, r *http.Request) string {
 	_, port, err := net.SplitHostPort(r.Host)
 	if err != nil || port == "" {
 		port = "80"
+		if r.TLS != nil {
+			port = "443"
+		}
 	}
 	return base + "_" + port
 }

@@ -69,6 +69,9 @@ type Deps struct {
 	// PublicHost is the name requests may carry in Host besides the loopback names and the
 	// listener's address (BUDDI_WEB_HOST).
 	PublicHost string
+	// Tailnet, when set, makes this the dashboard as served on the tailnet node: the caller's
+	// tailnet login is the credential (tailnetGate) instead of the loopback binding.
+	Tailnet *Tailnet
 }
 
 // Server serves the dashboard's routes on one listener.
@@ -135,8 +138,12 @@ func NewServer(deps Deps) *Server {
 		mux.HandleFunc("GET /api/artifacts/{id}", s.artifact)
 	}
 	mux.Handle("GET /", webUI())
+	handler := s.gate(mux)
+	if deps.Tailnet != nil {
+		handler = s.tailnetGate(mux)
+	}
 	s.http = &http.Server{
-		Handler:           s.gate(mux),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
@@ -155,7 +162,7 @@ func (s *Server) WriteRoutes() []string { return append([]string(nil), s.writes.
 // session answers the page's first call: it sets the CSRF cookie (gate did) and says whether
 // the dashboard is remote.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"csrf_header": CSRFHeader, "remote": s.deps.Remote})
+	writeJSON(w, http.StatusOK, map[string]any{"csrf_header": CSRFHeader, "remote": s.deps.Remote || s.deps.Tailnet != nil})
 }
 
 // Handler is the routes, for tests that serve them with httptest.

@@ -169,6 +169,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.proxyFor(subject, prefix, target).ServeHTTP(w, r)
 }
 
+// Root serves one preview at the root of an origin of its own (a tailnet port of its own,
+// §12): the port is resolved and checked on every request as on the preview listener, buddi's
+// cookies are kept from the app, and no path prefix is taken off. Who may call is the caller's
+// business (the tailnet gate); this handler checks no preview session.
+func (s *Server) Root(plugin, name string) http.Handler {
+	subject := "root:" + Subject(plugin, name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		target, err := s.target(r.Context(), plugin, name)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		s.proxyFor(subject, "/", target).ServeHTTP(w, r)
+	})
+}
+
 func (s *Server) validSession(ctx context.Context, subject, token string) bool {
 	key := subject + "\x00" + token
 	s.mu.Lock()
@@ -267,7 +283,9 @@ func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 			// websocket (a rewritten Host would make every hot-reload socket look cross-site).
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
-			pr.Out.Header.Set("X-Forwarded-Prefix", strings.TrimSuffix(prefix, "/"))
+			if p := strings.TrimSuffix(prefix, "/"); p != "" {
+				pr.Out.Header.Set("X-Forwarded-Prefix", p)
+			}
 			var keep []string
 			for _, c := range pr.In.Cookies() {
 				if !strings.HasPrefix(c.Name, "buddi_") {

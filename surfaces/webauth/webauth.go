@@ -71,23 +71,40 @@ func Issue(ctx context.Context, q Querier, purpose Purpose, subject string) (str
 // returns the session's token and lifetime. A ticket used, expired or meant for something
 // else is ErrInvalid.
 func Redeem(ctx context.Context, q Querier, ticket string, purpose Purpose, subject string) (string, time.Duration, error) {
-	ttl := SessionTTL
-	if purpose == PurposePreview {
-		ttl = PreviewSessionTTL
+	if err := Use(ctx, q, ticket, purpose, subject); err != nil {
+		return "", 0, err
 	}
+	return Open(ctx, q, purpose, subject)
+}
+
+// Use spends ticket (for purpose and subject) without opening a session: the caller opens the
+// one it needs. A ticket used, expired or meant for something else is ErrInvalid.
+func Use(ctx context.Context, q Querier, ticket string, purpose Purpose, subject string) error {
 	var used bool
 	err := q.QueryRow(ctx, `UPDATE core.web_tickets SET used_at = now()
 		WHERE token_hash = $1 AND purpose = $2 AND subject = $3 AND used_at IS NULL AND expires_at > now()
 		RETURNING true`, hash(ticket), purpose, subject).Scan(&used)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", 0, ErrInvalid
+		return ErrInvalid
 	}
 	if err != nil {
-		return "", 0, fmt.Errorf("redeem a ticket: %w", err)
+		return fmt.Errorf("redeem a ticket: %w", err)
+	}
+	return nil
+}
+
+// Open opens a session for purpose and subject and returns its token (the only time it exists
+// in clear) and lifetime. The caller has established who it is for: a redeemed ticket, or the
+// owner's tailnet identity.
+func Open(ctx context.Context, q Querier, purpose Purpose, subject string) (string, time.Duration, error) {
+	ttl := SessionTTL
+	if purpose == PurposePreview {
+		ttl = PreviewSessionTTL
 	}
 	token := newToken()
+	var ok bool
 	if err := q.QueryRow(ctx, `INSERT INTO core.web_sessions (token_hash, purpose, subject, expires_at)
-		VALUES ($1, $2, $3, now() + $4::interval) RETURNING true`, hash(token), purpose, subject, ttl.String()).Scan(&used); err != nil {
+		VALUES ($1, $2, $3, now() + $4::interval) RETURNING true`, hash(token), purpose, subject, ttl.String()).Scan(&ok); err != nil {
 		return "", 0, fmt.Errorf("open a session: %w", err)
 	}
 	return token, ttl, nil

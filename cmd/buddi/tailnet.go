@@ -1,0 +1,209 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"buddi/doctor"
+	"buddi/gateway"
+	"buddi/health"
+	"buddi/plugins/developer"
+	"buddi/tailnet"
+)
+
+type tailnetCmd struct {
+	Status   tailnetStatusCmd   `cmd:"" help:"Show the tailnet node: on or off, its state, addresses, the owner's login and open ports."`
+	On       tailnetOnCmd       `cmd:"" help:"Put buddi on your tailnet from the next start of buddi serve (off by default)."`
+	Off      tailnetOffCmd      `cmd:"" help:"Keep buddi off the tailnet from the next start."`
+	Owner    tailnetOwnerCmd    `cmd:"" help:"Set the owner's tailnet login: the only one the dashboard and previews answer on the tailnet."`
+	Authkey  tailnetAuthkeyCmd  `cmd:"" help:"Store a tailnet auth key (read from standard input) in the vault, to log the node in without a browser."`
+	Previews tailnetPreviewsCmd `cmd:"" help:"Give each developer process a port of its own on the tailnet (on) or not (off, the default)."`
+}
+
+type tailnetView struct {
+	Enabled  bool            `json:"enabled"`            // the saved setting (buddi tailnet on/off)
+	Owner    string          `json:"owner"`              // the owner's tailnet login, "" until set
+	Previews bool            `json:"previews"`           // Settings → Developer's switch
+	Serving  bool            `json:"serving"`            // a running buddi answered
+	Node     *health.Tailnet `json:"node,omitempty"`     // the running node, when buddi serves with it on
+	StateDir string          `json:"state_dir"`          // where the node keeps its state
+	Problem  string          `json:"problem,omitempty"`  // what is wrong, in one sentence
+	Fix      string          `json:"fix,omitempty"`      // what to do about it
+	Hostname string          `json:"hostname,omitempty"` // the name the node asks for
+}
+
+type tailnetStatusCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c tailnetStatusCmd) Run(env *runEnv) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	v := tailnetView{StateDir: filepath.Join(cfg.Home, "tsnet"), Hostname: cfg.TailnetHostname}
+	if v.Enabled, err = tailnet.Enabled(env.ctx, src.Pool); err != nil {
+		return err
+	}
+	if v.Owner, err = tailnet.Owner(env.ctx, src.Pool); err != nil {
+		return err
+	}
+	if v.Previews, err = developer.NewStore(src.Pool, nil).TailnetPreviews(env.ctx); err != nil {
+		return err
+	}
+	if rep, err := doctor.Serving(env.ctx, cfg); err == nil {
+		v.Serving, v.Node = true, rep.Tailnet
+	}
+	switch {
+	case v.Node != nil && v.Node.Problem != "":
+		v.Problem = v.Node.Problem
+	case v.Owner == "" && (v.Enabled || v.Node != nil):
+		v.Problem = "no owner login is set, so the tailnet gets nothing but 403s"
+		v.Fix = "run `buddi tailnet owner LOGIN`, or open a link from `buddi dashboard --tailnet` on your phone"
+	case v.Enabled && v.Serving && v.Node == nil:
+		v.Problem = "the tailnet is on, but the running buddi started without it"
+		v.Fix = "restart buddi serve"
+	}
+	if c.JSON {
+		return writeJSON(env, v)
+	}
+	onOff := map[bool]string{true: "on", false: "off"}
+	fmt.Fprintf(env.stdout, "tailnet     %s (saved setting; buddi serve --tailnet turns it on for one run)\n", onOff[v.Enabled])
+	owner := v.Owner
+	if owner == "" {
+		owner = "not set"
+	}
+	fmt.Fprintf(env.stdout, "owner       %s\n", owner)
+	fmt.Fprintf(env.stdout, "previews    %s (each developer process on a tailnet port of its own)\n", onOff[v.Previews])
+	switch {
+	case v.Node != nil:
+		fmt.Fprintf(env.stdout, "node        %s, %s\n", v.Node.State, v.Node.Hostname)
+		if v.Node.URL != "" {
+			fmt.Fprintf(env.stdout, "dashboard   %s\n", v.Node.URL)
+		}
+		if len(v.Node.IPs) > 0 {
+			fmt.Fprintf(env.stdout, "addresses   %s\n", strings.Join(v.Node.IPs, ", "))
+		}
+		for _, p := range v.Node.Ports {
+			fmt.Fprintf(env.stdout, "port        %d → process %s\n", p.Port, p.Process)
+		}
+	case v.Serving:
+		fmt.Fprintln(env.stdout, "node        not running in this buddi")
+	default:
+		fmt.Fprintln(env.stdout, "node        buddi is not running")
+	}
+	if v.Problem != "" {
+		fmt.Fprintf(env.stdout, "\n%s\n", v.Problem)
+		if v.Fix != "" {
+			fmt.Fprintf(env.stdout, "  → %s\n", v.Fix)
+		}
+	}
+	return nil
+}
+
+type tailnetOnCmd struct{}
+
+func (tailnetOnCmd) Run(env *runEnv) error { return setTailnet(env, true) }
+
+type tailnetOffCmd struct{}
+
+func (tailnetOffCmd) Run(env *runEnv) error { return setTailnet(env, false) }
+
+func setTailnet(env *runEnv, on bool) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := tailnet.SetEnabled(env.ctx, src.Pool, on); err != nil {
+		return err
+	}
+	if on {
+		fmt.Fprintln(env.stdout, "The tailnet is on from the next start of buddi serve.")
+		owner, err := tailnet.Owner(env.ctx, src.Pool)
+		if err == nil && owner == "" {
+			fmt.Fprintln(env.stderr, "Set the owner's login with `buddi tailnet owner LOGIN`: until then the tailnet gets 403s.")
+		}
+		return nil
+	}
+	fmt.Fprintln(env.stdout, "The tailnet is off from the next start of buddi serve.")
+	return nil
+}
+
+type tailnetOwnerCmd struct {
+	Login string `arg:"" help:"The login you sign in to Tailscale with, like you@example.com."`
+}
+
+func (c tailnetOwnerCmd) Run(env *runEnv) error {
+	if err := tailnet.ValidLogin(c.Login); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := tailnet.SetOwner(env.ctx, src.Pool, c.Login); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "On the tailnet, buddi answers %s and no one else.\n", c.Login)
+	return nil
+}
+
+type tailnetAuthkeyCmd struct{}
+
+func (tailnetAuthkeyCmd) Run(env *runEnv) error {
+	key, err := readSecret(os.Stdin)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("%v (the key is read from standard input, never from an argument)", err)}
+	}
+	if !strings.HasPrefix(key, "tskey-") {
+		return &exitError{code: 2, err: errors.New("that is not a tailnet auth key: it starts with tskey-; make one in the admin console's Keys page")}
+	}
+	v, err := openVault()
+	if err != nil {
+		return err
+	}
+	if err := v.Set(gateway.TailnetAuthKeyName, key); err != nil {
+		return vaultExit(err)
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.stdout, "The auth key is stored; buddi's node uses it at the next start.")
+	if _, err := os.Stat(filepath.Join(cfg.Home, "tsnet", "tailscaled.state")); err == nil {
+		fmt.Fprintf(env.stderr, "The node has logged in before and keeps that login: to log in with the new key, stop buddi and remove %s.\n",
+			filepath.Join(cfg.Home, "tsnet"))
+	}
+	return nil
+}
+
+type tailnetPreviewsCmd struct {
+	State string `arg:"" enum:"on,off" help:"on or off."`
+}
+
+func (c tailnetPreviewsCmd) Run(env *runEnv) error {
+	src, err := openActions(env)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	if err := developer.NewStore(src.Pool, nil).SetTailnetPreviews(env.ctx, c.State == "on"); err != nil {
+		return err
+	}
+	if c.State == "on" {
+		fmt.Fprintln(env.stdout, "Each process a developer agent starts on a port also gets that port on the tailnet, for your login only.")
+	} else {
+		fmt.Fprintln(env.stdout, "Developer processes get no tailnet ports; open ones close within a second.")
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/actors"
+	"buddi/config"
+	"buddi/core/vault"
+	"buddi/health"
+	"buddi/plugins/developer"
+	"buddi/surfaces/dashboard"
+	"buddi/surfaces/preview"
+	"buddi/tailnet"
+)
+
+// TailnetAuthKeyName is the vault entry that holds the tailnet auth key (`buddi tailnet
+// authkey`); TS_AUTHKEY in the environment wins over it.
+const TailnetAuthKeyName = "TS_AUTHKEY"
+
+// TailnetReconcile is how often the processes' tailnet ports are brought in line with the
+// running processes and the Settings → Developer switch.
+const TailnetReconcile = 500 * time.Millisecond
+
+// tailnetWanted reports whether this run puts buddi on the tailnet: the --tailnet flag, or the
+// saved setting.
+func tailnetWanted(ctx context.Context, cfg config.Config, pool *pgxpool.Pool) (bool, error) {
+	if cfg.Tailnet {
+		return true, nil
+	}
+	return tailnet.Enabled(ctx, pool)
+}
+
+// startTailnet starts the node in <home>/tsnet with the auth key from the environment or the
+// vault. The node comes up in the background; a login it needs is logged and shown in health.
+func startTailnet(cfg config.Config, authKey string, secrets vault.Vault, log *slog.Logger) (*tailnet.Node, error) {
+	if authKey == "" && secrets != nil {
+		if k, err := secrets.Get(TailnetAuthKeyName); err == nil {
+			authKey = k
+		}
+	}
+	node, err := tailnet.Start(tailnet.Config{Dir: filepath.Join(cfg.Home, "tsnet"), Hostname: cfg.TailnetHostname,
+		ControlURL: cfg.TailnetControlURL, AuthKey: authKey, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("%w (turn the tailnet off with `buddi tailnet off`, or start without --tailnet)", err)
+	}
+	return node, nil
+}
+
+// tailnetServing is what the tailnet actor serves, read by health.
+type tailnetServing struct {
+	node        *tailnet.Node
+	gate        *tailnet.Gate
+	pool        *pgxpool.Pool
+	dashboard   func() *dashboard.Server // the dashboard as served on the tailnet
+	previews    *preview.Server
+	previewPort int
+	devStore    *developer.Store
+	log         *slog.Logger
+
+	mu     sync.Mutex
+	routes *tailnet.Routes // the open per-process ports, nil until the node runs
+}
+
+// health reads the node's part of the report.
+func (t *tailnetServing) health(ctx context.Context) *health.Tailnet {
+	st := t.node.Status()
+	h := &health.Tailnet{State: st.State, Hostname: st.Hostname, DNSName: st.DNSName, IPs: st.IPs, HTTPS: st.HTTPS,
+		LoginURL: st.LoginURL, Error: st.Error, Problem: st.Problem()}
+	if st.DNSName != "" {
+		h.URL = "http://" + st.DNSName + "/"
+		if st.HTTPS {
+			h.URL = "https://" + st.DNSName + "/"
+		}
+	}
+	if owner, err := tailnet.Owner(ctx, t.pool); err == nil {
+		h.Owner = owner
+	}
+	t.mu.Lock()
+	routes := t.routes
+	t.mu.Unlock()
+	if routes != nil {
+		for _, r := range routes.Open() {
+			h.Ports = append(h.Ports, health.TailnetPort{Process: r.Name, Port: r.Port})
+		}
+	}
+	return h
+}
+
+// wantedRoutes are the developer processes that get a tailnet port: all running ones with a
+// port, when the owner turned the switch on; none otherwise. Ports the node itself serves and
+// privileged ones are left out.
+func (t *tailnetServing) wantedRoutes(ctx context.Context) ([]tailnet.Route, error) {
+	on, err := t.devStore.TailnetPreviews(ctx)
+	if err != nil || !on {
+		return nil, err
+	}
+	procs, err := t.devStore.Processes(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []tailnet.Route
+	for _, p := range procs {
+		if !p.Running || p.Port == nil || *p.Port < 1024 || *p.Port == t.previewPort {
+			continue
+		}
+		out = append(out, tailnet.Route{Plugin: developer.Name, Name: p.Name, Port: *p.Port})
+	}
+	return out, nil
+}
+
+// serve puts the dashboard (80, and 443 when the tailnet offers a certificate), the preview
+// origin (the preview listener's port) and the processes' ports on the node, once it runs, and
+// keeps the processes' ports in line until ctx ends. It returns when ctx ends, or with an error
+// when a listener fails.
+func (t *tailnetServing) serve(ctx context.Context) error {
+	if err := t.node.WaitRunning(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	dash := t.dashboard()
+	ended := make(chan error, 3)
+	var servers []interface{ Shutdown(context.Context) error }
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, s := range servers {
+			_ = s.Shutdown(sctx)
+		}
+	}()
+	l80, err := t.node.Listen(80)
+	if err != nil {
+		return err
+	}
+	servers = append(servers, dash)
+	go func() { ended <- dash.Serve(l80) }()
+	if t.node.Status().HTTPS {
+		if l443, err := t.node.ListenTLS(443); err != nil {
+			t.log.Warn("the dashboard is not served with HTTPS on the tailnet", "err", err)
+		} else {
+			go func() { ended <- dash.Serve(l443) }()
+		}
+	}
+	lp, err := t.node.Listen(t.previewPort)
+	if err != nil {
+		return err
+	}
+	prev := &http.Server{Handler: t.gate.OwnerOnly("preview", t.previews.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	servers = append(servers, prev)
+	go func() {
+		err := prev.Serve(lp)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		ended <- err
+	}()
+	routes := tailnet.NewRoutes(t.listenRoute, func(r tailnet.Route) http.Handler {
+		return t.gate.OwnerOnly("preview "+r.Name, t.previews.Root(r.Plugin, r.Name))
+	}, t.log)
+	t.mu.Lock()
+	t.routes = routes
+	t.mu.Unlock()
+	defer func() {
+		routes.Close()
+		t.mu.Lock()
+		t.routes = nil
+		t.mu.Unlock()
+	}()
+	t.log.Info("the dashboard is on the tailnet", "url", "http://"+t.node.Status().DNSName+"/")
+	tick := time.NewTicker(TailnetReconcile)
+	defer tick.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		want, err := t.wantedRoutes(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				t.log.Warn("read the processes for their tailnet ports", "err", err)
+			}
+		} else {
+			routes.Reconcile(want)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-ended:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("a tailnet listener stopped: %v", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// listenRoute opens a process's port on the node: with the tailnet's certificate when it
+// offers one, in plain HTTP otherwise.
+func (t *tailnetServing) listenRoute(port int) (net.Listener, error) {
+	if t.node.Status().HTTPS {
+		return t.node.ListenTLS(port)
+	}
+	return t.node.Listen(port)
+}
+
+// tailnetActor runs tailnetServing.serve under root/surfaces/tailnet: a listener that fails
+// restarts it. The node itself outlives the actor (it belongs to buddi serve).
+type tailnetActor struct {
+	sys    *actors.System
+	t      *tailnetServing
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type tailnetEnded struct{ err error }
+
+func (a *tailnetActor) Receive(c *actors.Context) {
+	switch m := c.Message().(type) {
+	case actors.Started:
+		ctx, cancel := context.WithCancel(context.Background())
+		a.cancel, a.done = cancel, make(chan struct{})
+		self, done := c.Self(), a.done
+		go func() {
+			defer close(done)
+			err := a.t.serve(ctx)
+			if ctx.Err() == nil && err != nil {
+				a.sys.Send(self, tailnetEnded{err: err})
+			}
+		}()
+	case tailnetEnded:
+		panic("tailnet: " + errString(m.err))
+	case actors.Stopping, actors.Restarting, actors.Drain:
+		if a.cancel != nil {
+			a.cancel()
+			<-a.done
+			a.cancel = nil
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package dashboard
+
+import (
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"buddi/surfaces/webauth"
+	"buddi/tailnet"
+)
+
+// Tailnet is what the dashboard needs to answer on the tailnet node: who calls, and the
+// names a request may carry in Host.
+type Tailnet struct {
+	// Gate identifies the caller and refuses anyone but the owner's login.
+	Gate *tailnet.Gate
+	// Names are the node's names (hostname, MagicDNS name, addresses), asked per request.
+	Names func() []string
+}
+
+// tailnetSubject is the session subject of a tailnet login: sessions opened for one login
+// are not another's.
+func tailnetSubject(login string) string { return "tailnet:" + login }
+
+// tailnetGate applies the access rules to a request that arrived over the tailnet: the Host
+// must be the node's; the caller's tailnet login (WhoIs) must be the owner's, or the request
+// is refused with a 403 and an event, and so is every request before an owner login is set,
+// except the ticket redemption that pins it. The owner's first request gets a session without
+// a sign-in step; writes still need that session cookie, the CSRF token and buddi's Origin.
+func (s *Server) tailnetGate(next http.Handler) http.Handler {
+	t := s.deps.Tailnet
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		if !slices.Contains(t.Names(), strings.ToLower(strings.Trim(host, "[]"))) {
+			writeError(w, http.StatusMisdirectedRequest, "this address is not buddi's: open it by the tailnet name buddi doctor shows")
+			return
+		}
+		v := t.Gate.Check(r)
+		if v.Err == nil && v.Owner == "" && r.URL.Path == "/auth" && r.Method == http.MethodGet {
+			s.redeemTailnet(w, r, v)
+			return
+		}
+		if !v.IsOwner() {
+			t.Gate.Refuse(w, r, v, "dashboard")
+			return
+		}
+		if r.URL.Path == "/auth" { // already the owner: the ticket is not needed, nor spent
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		csrfCookie(w, r)
+		subject := tailnetSubject(v.Caller.Login)
+		ok := false
+		if c, cerr := r.Cookie(cookieName("buddi_session", r)); cerr == nil {
+			ok, err = webauth.Valid(r.Context(), s.deps.Pool, c.Value, webauth.PurposeSession, subject)
+			if err != nil {
+				writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
+				return
+			}
+		}
+		if !ok {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				writeError(w, http.StatusUnauthorized, "this page's session has ended: reload the page")
+				return
+			}
+			if !s.openTailnetSession(w, r, subject) {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// openTailnetSession opens a session for the owner's login and sets its cookie on the
+// response (and on r, for the handler that follows).
+func (s *Server) openTailnetSession(w http.ResponseWriter, r *http.Request, subject string) bool {
+	token, ttl, err := webauth.Open(r.Context(), s.deps.Pool, webauth.PurposeSession, subject)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "a session could not be opened: the database is not answering")
+		return false
+	}
+	name := cookieName("buddi_session", r)
+	http.SetCookie(w, &http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, Expires: time.Now().Add(ttl)})
+	r.AddCookie(&http.Cookie{Name: name, Value: token})
+	return true
+}
+
+// redeemTailnet spends a sign-in ticket from `buddi dashboard` over the tailnet while no
+// owner login is set: the caller's login becomes the owner's (the first to redeem one), and
+// gets a session.
+func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet.Verdict) {
+	if err := webauth.Use(r.Context(), s.deps.Pool, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
+		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
+		return
+	}
+	owner, err := tailnet.PinOwner(r.Context(), s.deps.Pool, v.Caller.Login)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the owner's login could not be saved: the database is not answering")
+		return
+	}
+	if owner != v.Caller.Login { // another login was pinned in the meantime
+		v.Owner = owner
+		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
+		return
+	}
+	s.log.Info("the owner's tailnet login is pinned", "login", owner, "node", v.Caller.Node)
+	csrfCookie(w, r)
+	if !s.openTailnetSession(w, r, tailnetSubject(owner)) {
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}

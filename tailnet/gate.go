@@ -1,0 +1,118 @@
+package tailnet
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"buddi/core/eventlog"
+)
+
+// WhoIser says who is on the other end of a tailnet connection: the node's WhoIs.
+type WhoIser func(ctx context.Context, remoteAddr string) (Caller, error)
+
+// Gate decides who may use what the node serves: the owner's tailnet login, and no one else.
+// A refusal is a 403 and a tailnet.refused event.
+type Gate struct {
+	who  WhoIser
+	pool Querier
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	refused map[string]time.Time // login/node/reason → when last recorded
+}
+
+// refusalQuiet is how long a repeated refusal of the same caller for the same reason goes
+// unrecorded: a phone retrying every second records one event, not thousands.
+const refusalQuiet = time.Minute
+
+// NewGate builds the gate over the node's WhoIs and the database that holds the owner's login.
+func NewGate(who WhoIser, pool Querier, log *slog.Logger) *Gate {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Gate{who: who, pool: pool, log: log.With("service", "tailnet"), refused: map[string]time.Time{}}
+}
+
+// Verdict is what the gate found about a request.
+type Verdict struct {
+	Caller Caller // who called (empty when WhoIs could not say)
+	Owner  string // the owner's login, or "" when none is set yet
+	// Err is set when the caller could not be identified or the owner's login could not be
+	// read: the request is refused.
+	Err error
+}
+
+// IsOwner reports whether the request came from the owner's login.
+func (v Verdict) IsOwner() bool { return v.Err == nil && v.Owner != "" && v.Caller.Login == v.Owner }
+
+// Check identifies the caller of r and reads the owner's login.
+func (g *Gate) Check(r *http.Request) Verdict {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	c, err := g.who(ctx, r.RemoteAddr)
+	if err != nil {
+		return Verdict{Err: err}
+	}
+	owner, err := Owner(ctx, g.pool)
+	return Verdict{Caller: c, Owner: owner, Err: err}
+}
+
+// Refuse answers 403 with one sentence, and records tailnet.refused (once a minute per caller
+// and reason).
+func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface string) {
+	reason := "not the owner's tailnet login"
+	sentence := "this buddi answers only its owner's tailnet login"
+	switch {
+	case v.Err != nil:
+		reason, sentence = "unidentified", "buddi could not tell who is calling over the tailnet, so the request is refused"
+	case v.Owner == "":
+		reason, sentence = "no owner login set",
+			"buddi does not know its owner's tailnet login yet: run `buddi tailnet owner LOGIN` where buddi runs, or open a sign-in link from `buddi dashboard`"
+	}
+	key := v.Caller.Login + "\x00" + v.Caller.Node + "\x00" + reason + "\x00" + surface
+	now := time.Now()
+	g.mu.Lock()
+	last, seen := g.refused[key]
+	record := !seen || now.Sub(last) >= refusalQuiet
+	if record {
+		if len(g.refused) > 4096 {
+			clear(g.refused)
+		}
+		g.refused[key] = now
+	}
+	g.mu.Unlock()
+	if record {
+		payload := map[string]any{"login": v.Caller.Login, "node": v.Caller.Node, "reason": reason,
+			"surface": surface, "path": r.URL.Path, "remote": r.RemoteAddr}
+		if v.Err != nil {
+			payload["error"] = v.Err.Error()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, err := eventlog.Append(ctx, g.pool, "tailnet.refused", "", payload); err != nil {
+			g.log.Warn("record a refused tailnet request", "err", err)
+		}
+		cancel()
+		g.log.Warn("refused a tailnet request", "login", v.Caller.Login, "node", v.Caller.Node, "reason", reason, "surface", surface)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusForbidden)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": sentence})
+}
+
+// OwnerOnly lets the owner's login through to next and refuses everyone else (surface names
+// what was asked for in the event).
+func (g *Gate) OwnerOnly(surface string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := g.Check(r)
+		if !v.IsOwner() {
+			g.Refuse(w, r, v, surface)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

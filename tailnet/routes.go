@@ -1,0 +1,135 @@
+package tailnet
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Route is one process served on a tailnet port of its own: the port it listens on locally is
+// the port it gets on the tailnet.
+type Route struct {
+	Plugin string // the plugin that runs the process
+	Name   string // the process's name
+	Port   int    // its port, locally and on the tailnet
+}
+
+// Routes keeps a set of routes open on the node: Reconcile opens the wanted ones that are not
+// open and closes the open ones no longer wanted.
+type Routes struct {
+	listen  func(port int) (net.Listener, error)
+	handler func(Route) http.Handler
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	open   map[Route]*served
+	closed bool
+}
+
+type served struct {
+	srv  *http.Server
+	done chan struct{}
+}
+
+// NewRoutes builds an empty set: listen opens a port on the node (TLS when the tailnet offers
+// a certificate), handler serves one route.
+func NewRoutes(listen func(port int) (net.Listener, error), handler func(Route) http.Handler, log *slog.Logger) *Routes {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Routes{listen: listen, handler: handler, log: log.With("service", "tailnet"), open: map[Route]*served{}}
+}
+
+// Reconcile makes the open routes the wanted ones. A port that cannot be opened is logged and
+// tried again at the next call.
+func (rs *Routes) Reconcile(want []Route) {
+	rs.mu.Lock()
+	if rs.closed {
+		rs.mu.Unlock()
+		return
+	}
+	var gone []*served
+	for r, s := range rs.open {
+		if !slices.Contains(want, r) {
+			gone = append(gone, s)
+			delete(rs.open, r)
+			rs.log.Info("closed a tailnet port", "process", r.Name, "port", r.Port)
+		}
+	}
+	var add []Route
+	for _, r := range want {
+		if _, ok := rs.open[r]; !ok && !slices.Contains(add, r) {
+			add = append(add, r)
+		}
+	}
+	rs.mu.Unlock()
+	for _, s := range gone {
+		s.stop()
+	}
+	for _, r := range add {
+		l, err := rs.listen(r.Port)
+		if err != nil {
+			rs.log.Warn("open a tailnet port", "process", r.Name, "port", r.Port, "err", err)
+			continue
+		}
+		s := &served{srv: &http.Server{Handler: rs.handler(r), ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+		go func() {
+			defer close(s.done)
+			if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				rs.log.Warn("a tailnet port stopped serving", "process", r.Name, "port", r.Port, "err", err)
+			}
+		}()
+		rs.mu.Lock()
+		if rs.closed {
+			rs.mu.Unlock()
+			s.stop()
+			return
+		}
+		rs.open[r] = s
+		rs.mu.Unlock()
+		rs.log.Info("opened a tailnet port", "process", r.Name, "port", r.Port)
+	}
+}
+
+// Open lists the routes open now.
+func (rs *Routes) Open() []Route {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := make([]Route, 0, len(rs.open))
+	for r := range rs.open {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Route) int { return a.Port - b.Port })
+	return out
+}
+
+// Close closes every route and keeps Reconcile from opening more.
+func (rs *Routes) Close() {
+	rs.mu.Lock()
+	rs.closed = true
+	open := rs.open
+	rs.open = map[Route]*served{}
+	rs.mu.Unlock()
+	for _, s := range open {
+		s.stop()
+	}
+}
+
+// stop shuts the route's server down, giving open requests two seconds: a server on a tsnet
+// listener can hang in Close, so it is given up on after that.
+func (s *served) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+	}
+	select {
+	case <-s.done:
+	case <-time.After(2 * time.Second):
+	}
+}

@@ -1,0 +1,186 @@
+package tailnet_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/internal/pgtest"
+	"buddi/tailnet"
+	"buddi/tailnet/tailnettest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// get fetches url through a node's own dialer, retrying while the path between the nodes is
+// set up (the first packets over DERP can be dropped), and returns the status and body.
+func get(t *testing.T, ctx context.Context, c *http.Client, url string) (int, string) {
+	t.Helper()
+	var last error
+	for ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			cancel()
+			return resp.StatusCode, string(body)
+		}
+		cancel()
+		last = err
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond): // a retry interval, not a wait for a signal
+		}
+	}
+	t.Fatalf("GET %s: %v", url, last)
+	return 0, ""
+}
+
+func refusals(t *testing.T, pool *pgxpool.Pool, login string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'tailnet.refused' AND payload->>'login' = $1`, login).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// One buddi node, the owner's phone and a stranger's laptop on an offline tailnet: before an
+// owner login is set everyone is refused; then the owner's login gets in and the stranger gets
+// a 403 and an event; a route opens and closes its own port.
+func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	ctl := tailnettest.StartControl(t)
+	pool := pgtest.Pool(t)
+
+	node, err := tailnet.Start(tailnet.Config{Dir: t.TempDir(), ControlURL: ctl.URL, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Close() })
+	if err := node.WaitRunning(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := node.Status()
+	if st.State != tailnet.StateRunning || len(st.IPs) == 0 || st.DNSName != "buddi."+tailnettest.Domain || st.Problem() != "" {
+		t.Fatalf("status: %+v", st)
+	}
+	phone := tailnettest.Node(t, ctx, ctl.URL, "phone")
+	laptop := tailnettest.Node(t, ctx, ctl.URL, "laptop")
+	owner, stranger := tailnettest.Login(t, ctx, phone), tailnettest.Login(t, ctx, laptop)
+	if owner == stranger {
+		t.Fatalf("the phone and the laptop share the login %s", owner)
+	}
+
+	gate := tailnet.NewGate(node.WhoIs, pool, nil)
+	l, err := node.Listen(8080)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: gate.OwnerOnly("test", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello owner")
+	}))}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	url := "http://" + st.DNSName + ":8080/"
+
+	// No owner login yet: the owner's phone is refused too, and the refusal is recorded.
+	if code, body := get(t, ctx, phone.HTTPClient(), url); code != http.StatusForbidden || !strings.Contains(body, "buddi tailnet owner") {
+		t.Fatalf("before an owner is set: %d %s", code, body)
+	}
+	if refusals(t, pool, owner) != 1 {
+		t.Fatalf("want one tailnet.refused event for %s", owner)
+	}
+
+	if err := tailnet.SetOwner(ctx, pool, owner); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, ctx, phone.HTTPClient(), url); code != http.StatusOK || body != "hello owner" {
+		t.Fatalf("the owner: %d %s", code, body)
+	}
+	for range 3 { // refused each time, recorded once a minute
+		if code, _ := get(t, ctx, laptop.HTTPClient(), url); code != http.StatusForbidden {
+			t.Fatalf("the stranger: %d", code)
+		}
+	}
+	if n := refusals(t, pool, stranger); n != 1 {
+		t.Fatalf("tailnet.refused events for the stranger: %d, want 1", n)
+	}
+	// A ticket redeemed later cannot take the owner's place.
+	if got, err := tailnet.PinOwner(ctx, pool, stranger); err != nil || got != owner {
+		t.Fatalf("PinOwner with an owner set: %q %v", got, err)
+	}
+
+	// A route opens its own port and closes it.
+	routes := tailnet.NewRoutes(node.Listen, func(r tailnet.Route) http.Handler {
+		return gate.OwnerOnly("preview "+r.Name, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprint(w, "app "+r.Name)
+		}))
+	}, nil)
+	t.Cleanup(routes.Close)
+	web := tailnet.Route{Plugin: "developer", Name: "web", Port: 9000}
+	routes.Reconcile([]tailnet.Route{web})
+	routeURL := "http://" + st.DNSName + ":9000/"
+	if code, body := get(t, ctx, phone.HTTPClient(), routeURL); code != http.StatusOK || body != "app web" {
+		t.Fatalf("the route: %d %s", code, body)
+	}
+	if code, _ := get(t, ctx, laptop.HTTPClient(), routeURL); code != http.StatusForbidden {
+		t.Fatalf("the route for the stranger: %d", code)
+	}
+	routes.Reconcile(nil)
+	if open := routes.Open(); len(open) != 0 {
+		t.Fatalf("open after closing: %v", open)
+	}
+	c, err := phone.Dial(ctx, "tcp", st.IPs[0]+":9000")
+	if err == nil {
+		// A connection the node accepts with no listener behind it is reset at once.
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, rerr := c.Read(make([]byte, 1))
+		c.Close()
+		if rerr == nil {
+			t.Fatal("the closed route's port still answers")
+		}
+	}
+}
+
+func TestValidLogin(t *testing.T) {
+	for _, ok := range []string{"you@example.com", "octocat@github"} {
+		if err := tailnet.ValidLogin(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "you", "you @example.com", "a@b\n"} {
+		if err := tailnet.ValidLogin(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestStatusProblemNamesTheFix(t *testing.T) {
+	cases := map[string]tailnet.Status{
+		"https://login.example/a/1": {State: tailnet.StateNeedsLogin, LoginURL: "https://login.example/a/1"},
+		"auth key":                  {State: tailnet.StateNeedsLogin, Error: "the auth key was refused (invalid key): set a valid one"},
+		"approve":                   {State: tailnet.StateNeedsApproval},
+	}
+	for want, st := range cases {
+		if p := st.Problem(); !strings.Contains(p, want) {
+			t.Errorf("%+v: problem %q lacks %q", st, p, want)
+		}
+	}
+	if p := (tailnet.Status{State: tailnet.StateRunning}).Problem(); p != "" {
+		t.Errorf("running: %q", p)
+	}
+}
