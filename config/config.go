@@ -43,6 +43,10 @@ type Config struct {
 	// TailnetControlURL is the coordination server, for a self-hosted one. Default Tailscale's;
 	// environment TS_CONTROL_URL, flag --tailnet-control-url.
 	TailnetControlURL string
+	// TailnetNoHTTPS keeps the node to plain HTTP even when the tailnet offers certificates
+	// (each certificate puts the node's name in the public Certificate Transparency logs).
+	// Environment BUDDI_TAILNET_HTTPS=off (default auto).
+	TailnetNoHTTPS bool
 }
 
 // FromEnv builds a Config from the process environment and fills in defaults.
@@ -64,6 +68,13 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 
 		TailnetHostname:   get("BUDDI_TAILNET_HOSTNAME"),
 		TailnetControlURL: get("TS_CONTROL_URL"),
+	}
+	switch v := strings.ToLower(get("BUDDI_TAILNET_HTTPS")); v {
+	case "", "auto":
+	case "off":
+		c.TailnetNoHTTPS = true
+	default:
+		return Config{}, fmt.Errorf("BUDDI_TAILNET_HTTPS=%q is neither auto nor off: say off to keep the tailnet to plain HTTP", v)
 	}
 	if p := get("BUDDI_WEB_PORT"); p != "" {
 		n, err := strconv.Atoi(p)

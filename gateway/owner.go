@@ -54,7 +54,17 @@ func (j failedJobs) Dismiss(ctx context.Context, id int64) error {
 }
 
 // developerSettings is Settings → Developer, over the developer plugin's store.
-type developerSettings struct{ store *developer.Store }
+type developerSettings struct {
+	store *developer.Store
+	// tailnet reports whether this buddi runs the tailnet node (the switch does nothing
+	// without it, and the page says so).
+	tailnet bool
+}
+
+// TailnetSentence is what Settings → Developer says about the Tailscale switch: what it
+// exposes, and to whom.
+const TailnetSentence = "When this is on, each process a developer agent starts on a port is also served on that same port of buddi's tailnet name, " +
+	"at the root of its own address, to your tailnet login and no one else's. Anything the process serves is then reachable from every device signed in as you."
 
 type workspaceRow struct {
 	Agent     string `json:"agent"`
@@ -80,7 +90,12 @@ func (d developerSettings) Settings(ctx context.Context) (any, error) {
 		Workspaces []workspaceRow      `json:"workspaces"`
 		Processes  []developer.Process `json:"processes"`
 		Allowed    []allowedRow        `json:"allowed"`
-	}{Sentence: developer.WorkspaceSafety, Workspaces: []workspaceRow{}, Allowed: []allowedRow{}}
+		Tailnet    tailnetSwitch       `json:"tailnet"`
+	}{Sentence: developer.WorkspaceSafety, Workspaces: []workspaceRow{}, Allowed: []allowedRow{},
+		Tailnet: tailnetSwitch{Node: d.tailnet, Sentence: TailnetSentence}}
+	if out.Tailnet.Previews, err = d.store.TailnetPreviews(ctx); err != nil {
+		return nil, err
+	}
 	for _, w := range wss {
 		mode, err := d.store.Mode(ctx, w.Agent)
 		if err != nil {
@@ -102,6 +117,17 @@ func (d developerSettings) Settings(ctx context.Context) (any, error) {
 		out.Allowed = append(out.Allowed, allowedRow{ID: a.ID, Agent: a.Agent, Workspace: a.Workspace, Command: strings.Join(a.Argv, " "), Prefix: a.Prefix})
 	}
 	return out, nil
+}
+
+// tailnetSwitch is the Tailscale switch on Settings → Developer.
+type tailnetSwitch struct {
+	Previews bool   `json:"previews"` // the switch is on
+	Node     bool   `json:"node"`     // this buddi runs the tailnet node
+	Sentence string `json:"sentence"` // what it exposes
+}
+
+func (d developerSettings) SetTailnetPreviews(ctx context.Context, on bool) error {
+	return d.store.SetTailnetPreviews(ctx, on)
 }
 
 func (d developerSettings) SetMode(ctx context.Context, agent, mode string) error {

@@ -269,7 +269,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 				TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
 					return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
 				}},
-			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil)},
+			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil), tailnet: node != nil},
 			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifact.NewStore(src.Pool, cfg.Home)},
 			Remote: cfg.Remote(), PublicHost: cfg.WebHost}
 	}

@@ -49,7 +49,7 @@ func startTailnet(cfg config.Config, authKey string, secrets vault.Vault, log *s
 		}
 	}
 	node, err := tailnet.Start(tailnet.Config{Dir: filepath.Join(cfg.Home, "tsnet"), Hostname: cfg.TailnetHostname,
-		ControlURL: cfg.TailnetControlURL, AuthKey: authKey, Log: log})
+		ControlURL: cfg.TailnetControlURL, AuthKey: authKey, NoHTTPS: cfg.TailnetNoHTTPS, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("%w (turn the tailnet off with `buddi tailnet off`, or start without --tailnet)", err)
 	}

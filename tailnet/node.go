@@ -37,6 +37,9 @@ type Config struct {
 	// AuthKey logs the node in without a browser. A node already logged in (its state in Dir)
 	// ignores it.
 	AuthKey string
+	// NoHTTPS keeps the node from serving HTTPS even when the tailnet offers certificates (a
+	// certificate puts the node's name in the public Certificate Transparency logs).
+	NoHTTPS bool
 	// Ephemeral asks the control server to forget the node when it goes offline (tests).
 	Ephemeral bool
 	// Log receives what the node reports, at debug level. Nil discards.
@@ -216,7 +219,7 @@ func (n *Node) apply(ctx context.Context, note ipn.Notify) {
 		if st.Self != nil {
 			dns = strings.TrimSuffix(st.Self.DNSName, ".")
 		}
-		https := len(st.CertDomains) > 0 && st.CurrentTailnet != nil && st.CurrentTailnet.MagicDNSEnabled
+		https := !n.cfg.NoHTTPS && len(st.CertDomains) > 0 && st.CurrentTailnet != nil && st.CurrentTailnet.MagicDNSEnabled
 		n.log.Info("on the tailnet", "name", dns, "ips", strings.Join(ips, " "))
 		n.set(func(s *Status) {
 			s.State, s.IPs, s.DNSName, s.HTTPS, s.LoginURL, s.Error = StateRunning, ips, dns, https, "", ""

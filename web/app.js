@@ -254,6 +254,13 @@ async function drawDeveloper() {
         el('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${p.agent}/${p.name}/stop`), 'Stopped ' + p.name) }, 'Stop'))))),
       el('button', { class: 'danger', onclick: () => act(() => api('POST', '/api/developer/processes/stop-all'), 'Stopped all') }, 'Stop all processes'))
       : el('p', { class: 'muted' }, 'No process is running.'),
+    el('h2', {}, 'On your tailnet'),
+    el('label', {},
+      el('input', { type: 'checkbox', 'aria-label': 'Tailscale port per process', checked: d.tailnet.previews,
+        onchange: ev => act(() => api('POST', '/api/developer/tailnet', { previews: ev.target.checked }), ev.target.checked ? 'Processes get tailnet ports' : 'Tailnet ports closed') }),
+      ' Give each started process its port on the tailnet'),
+    el('p', { class: 'sentence' }, d.tailnet.sentence),
+    d.tailnet.node ? null : el('p', { class: 'muted' }, 'buddi runs without the tailnet now: the switch takes effect once it starts with `buddi serve --tailnet` (or `buddi tailnet on`).'),
     el('h2', {}, 'Commands you allowed'),
     d.allowed.length ? el('table', {}, d.allowed.map(c => el('tr', {}, el('td', {}, c.agent), el('td', {}, c.workspace), el('td', {}, el('code', {}, c.command)), el('td', {}, c.prefix ? 'prefix' : 'exact'),
       el('td', {}, el('button', { onclick: () => act(() => api('POST', `/api/developer/allowed/${c.id}/forget`), 'Forgotten') }, 'Forget')))))

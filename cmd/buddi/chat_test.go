@@ -22,12 +22,19 @@ func scriptedServe(t *testing.T) (*pt.Server, *served, []string) {
 
 func scriptedServeAt(t *testing.T) (*pt.Server, *served, []string, string) {
 	t.Helper()
+	return scriptedServeWith(t, nil, nil)
+}
+
+// scriptedServeWith is scriptedServeAt with more environment and a step run before buddi
+// serve starts (after the database is migrated).
+func scriptedServeWith(t *testing.T, extra []string, before func(vars []string)) (*pt.Server, *served, []string, string) {
+	t.Helper()
 	model := pt.New(t)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, model.CAPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	home, port, vars := env(t, "BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE=", "SSL_CERT_FILE="+ca)
+	home, port, vars := env(t, append([]string{"BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE=", "SSL_CERT_FILE=" + ca}, extra...)...)
 	if code, out, errOut := runWithInput(t, vars, pt.APIKey+"\n", "vault", "set", "MODEL_KEY"); code != 0 {
 		t.Fatalf("vault set: %d %s%s", code, out, errOut)
 	}
@@ -39,6 +46,9 @@ func scriptedServeAt(t *testing.T) (*pt.Server, *served, []string, string) {
 	}
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "agents", "set", "@dev", "--account", "scripted", "--model", "model-one"); code != 0 {
 		t.Fatalf("agents set: %d %s%s", code, out, errOut)
+	}
+	if before != nil {
+		before(vars)
 	}
 	s := startServe(t, home, port, vars)
 	s.health()

@@ -109,6 +109,7 @@ func (nopDeveloper) SetMode(context.Context, string, string) error     { return 
 func (nopDeveloper) StopProcess(context.Context, string, string) error { return nil }
 func (nopDeveloper) StopAll(context.Context) (int, error)              { return 0, nil }
 func (nopDeveloper) Forget(context.Context, int64) error               { return nil }
+func (nopDeveloper) SetTailnetPreviews(context.Context, bool) error    { return nil }
 
 type nopJobs struct{}
 

@@ -40,6 +40,9 @@ type Developer interface {
 	StopAll(ctx context.Context) (int, error)
 	// Forget forgets an allowed command.
 	Forget(ctx context.Context, id int64) error
+	// SetTailnetPreviews sets the Tailscale switch: each started process also gets its port
+	// on the tailnet (§12).
+	SetTailnetPreviews(ctx context.Context, on bool) error
 }
 
 // ErrNotFound is what a Jobs or Developer implementation returns for an unknown id or name.
@@ -106,6 +109,20 @@ func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
 	if decodeBody(w, r, &b) {
 		s.answer(w, s.deps.Developer.SetMode(r.Context(), r.PathValue("agent"), b.Mode), map[string]any{"agent": r.PathValue("agent"), "mode": b.Mode})
 	}
+}
+
+func (s *Server) setTailnetPreviews(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Previews *bool `json:"previews"`
+	}
+	if !decodeBody(w, r, &b) {
+		return
+	}
+	if b.Previews == nil {
+		writeError(w, http.StatusBadRequest, `say {"previews": true} or {"previews": false}`)
+		return
+	}
+	s.answer(w, s.deps.Developer.SetTailnetPreviews(r.Context(), *b.Previews), map[string]any{"previews": *b.Previews})
 }
 
 func (s *Server) stopProcess(w http.ResponseWriter, r *http.Request) {

@@ -129,6 +129,7 @@ func NewServer(deps Deps) *Server {
 		s.write("POST /api/developer/processes/{agent}/{name}/stop", s.stopProcess)
 		s.write("POST /api/developer/processes/stop-all", s.stopAll)
 		s.write("POST /api/developer/allowed/{id}/forget", s.forget)
+		s.write("POST /api/developer/tailnet", s.setTailnetPreviews)
 	}
 	if deps.Previews != nil {
 		mux.HandleFunc("GET /api/preview/{plugin}/{name}/link", s.previewLink)

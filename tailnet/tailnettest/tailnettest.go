@@ -62,7 +62,7 @@ func Node(t testing.TB, ctx context.Context, controlURL, hostname string) *tsnet
 		t.Fatal(err)
 	}
 	s := &tsnet.Server{Dir: dir, ControlURL: controlURL, Hostname: hostname, Store: new(mem.Store), Ephemeral: true,
-		Logf: logger.Discard}
+		Logf: logger.Discard, UserLogf: logger.Discard}
 	t.Cleanup(func() { _ = s.Close() })
 	if _, err := s.Up(ctx); err != nil {
 		t.Fatalf("bring %s up: %v", hostname, err)

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tailscale.com/tsnet"
+
+	"buddi/health"
+	"buddi/runtime/provider"
+	pt "buddi/runtime/providertest"
+	"buddi/tailnet/tailnettest"
+)
+
+// tailnetBrowser is a browser on a tailnet node: the node's own dialer and a cookie jar.
+func tailnetBrowser(n *tsnet.Server) *http.Client {
+	c := *n.HTTPClient()
+	jar, _ := cookiejar.New(nil)
+	c.Jar = jar
+	c.Timeout = 10 * time.Second
+	return &c
+}
+
+// tailnetDo sends a request over the tailnet, retrying while the path between the nodes is
+// set up (the first packets over DERP can be dropped), and returns the status and body.
+func tailnetDo(t *testing.T, c *http.Client, method, u string, header http.Header, body string) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		req, _ := http.NewRequest(method, u, strings.NewReader(body))
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s: %v", method, u, err)
+		}
+		time.Sleep(50 * time.Millisecond) // a retry interval, not a wait for a signal
+	}
+}
+
+// tailnetWrite posts JSON as the dashboard's page does: buddi's Origin and the CSRF token from
+// the cookie the jar holds.
+func tailnetWrite(t *testing.T, c *http.Client, base, path, body string) (int, string) {
+	t.Helper()
+	u, _ := url.Parse(base)
+	token := ""
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "buddi_csrf_80" {
+			token = ck.Value
+		}
+	}
+	if token == "" {
+		t.Fatalf("no CSRF cookie for %s", base)
+	}
+	return tailnetDo(t, c, http.MethodPost, base+path, http.Header{"Origin": {base}, "X-Buddi-Csrf": {token},
+		"Content-Type": {"application/json"}}, body)
+}
+
+// The tailnet end to end, on an offline tailnet (tailscale's control server and DERP in this
+// process): buddi serve with the tailnet on; the owner's phone pins its login with a sign-in
+// link, then loads the dashboard with no ticket; a stranger's laptop gets 403s and events;
+// Settings → Developer's switch gives a dev server its own tailnet port, which the phone loads
+// and which closes when the process stops.
+func TestTailnetDashboardAndPreviews(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ctl := tailnettest.StartControl(t)
+	model, s, vars, home := scriptedServeWith(t, []string{"TS_CONTROL_URL=" + ctl.URL, "BUDDI_TAILNET_HTTPS=off"}, func(vars []string) {
+		if code, out, errOut := runBuddi(t, vars, time.Minute, "tailnet", "on"); code != 0 {
+			t.Fatalf("tailnet on: %d %s%s", code, out, errOut)
+		}
+	})
+	var tn *health.Tailnet
+	waitFor(t, "the tailnet node to run", 2*time.Minute, func() bool {
+		rep, err := s.fetchHealth()
+		if err == nil && rep.Tailnet != nil && rep.Tailnet.State == "running" {
+			tn = rep.Tailnet
+		}
+		return tn != nil
+	})
+	if tn.DNSName != "buddi."+tailnettest.Domain || len(tn.IPs) == 0 || tn.URL != "http://"+tn.DNSName+"/" {
+		t.Fatalf("the node in health: %+v", tn)
+	}
+	code, out, _ := runBuddi(t, vars, time.Minute, "doctor")
+	if !strings.Contains(out, "tailnet") || !strings.Contains(out, "owner's tailnet login is not set") {
+		t.Fatalf("doctor (%d) does not say the owner's login is missing:\n%s", code, out)
+	}
+
+	phone := tailnettest.Node(t, ctx, ctl.URL, "phone")
+	laptop := tailnettest.Node(t, ctx, ctl.URL, "laptop")
+	owner, stranger := tailnettest.Login(t, ctx, phone), tailnettest.Login(t, ctx, laptop)
+	base := "http://" + tn.DNSName
+
+	// Before an owner login is set, the phone is refused like anyone.
+	ph := tailnetBrowser(phone)
+	if code, body := tailnetDo(t, ph, http.MethodGet, base+"/", nil, ""); code != http.StatusForbidden || !strings.Contains(body, "buddi tailnet owner") {
+		t.Fatalf("before an owner login: %d %s", code, body)
+	}
+
+	// A sign-in link opened on the phone pins its login.
+	code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--tailnet", "--json")
+	var link struct{ URL string }
+	if code != 0 || json.Unmarshal([]byte(out), &link) != nil || !strings.HasPrefix(link.URL, base+"/auth?ticket=") {
+		t.Fatalf("dashboard --tailnet: %d %s %s", code, out, errOut)
+	}
+	if code, body := tailnetDo(t, ph, http.MethodGet, link.URL, nil, ""); code != http.StatusOK || !strings.Contains(body, "<title>") {
+		t.Fatalf("the sign-in link: %d %s", code, body)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "tailnet", "status", "--json")
+	var status struct {
+		Owner string
+		Node  *health.Tailnet
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &status) != nil || status.Owner != owner || status.Node == nil || status.Node.State != "running" {
+		t.Fatalf("tailnet status after the link: %d %s (owner want %s)", code, out, owner)
+	}
+
+	// A fresh browser on the phone: the dashboard opens with no ticket.
+	fresh := tailnetBrowser(phone)
+	if code, body := tailnetDo(t, fresh, http.MethodGet, base+"/", nil, ""); code != http.StatusOK || !strings.Contains(body, "<title>") {
+		t.Fatalf("the dashboard on the phone: %d %s", code, body)
+	}
+	if code, body := tailnetDo(t, fresh, http.MethodGet, base+"/api/session", nil, ""); code != http.StatusOK || !strings.Contains(strings.ReplaceAll(body, " ", ""), `"remote":true`) {
+		t.Fatalf("the session on the phone: %d %s", code, body)
+	}
+	// Writes still need buddi's Origin and the CSRF token.
+	if code, _ := tailnetDo(t, fresh, http.MethodPost, base+"/api/developer/tailnet", http.Header{"Content-Type": {"application/json"}}, `{"previews":true}`); code != http.StatusForbidden {
+		t.Fatalf("a write without the CSRF token: %d", code)
+	}
+	if code, body := tailnetWrite(t, fresh, base, "/api/developer/tailnet", `{"previews":true}`); code != http.StatusOK {
+		t.Fatalf("Settings → Developer's switch from the phone: %d %s", code, body)
+	}
+
+	// A stranger gets 403s, and the refusal is recorded.
+	if code, _ := tailnetDo(t, tailnetBrowser(laptop), http.MethodGet, base+"/", nil, ""); code != http.StatusForbidden {
+		t.Fatalf("the stranger: %d", code)
+	}
+	conn := dbConn(t, home)
+	var refused int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM core.events WHERE kind = 'tailnet.refused' AND payload->>'login' = $1`, stranger).Scan(&refused); err != nil || refused == 0 {
+		t.Fatalf("no tailnet.refused event for %s (%v)", stranger, err)
+	}
+
+	// The agent starts a dev server; with the switch on it gets its port on the tailnet.
+	ws, bin := t.TempDir(), t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "buddi-devserver"), "buddi/internal/devserver").CombinedOutput(); err != nil {
+		t.Fatalf("build the dev server: %v\n%s", err, out)
+	}
+	// The workspace keeps the PATH it is set with: the dev server is a program on it.
+	withBin := append([]string(nil), vars...)
+	for i, kv := range withBin {
+		if strings.HasPrefix(kv, "PATH=") {
+			withBin[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	if code, out, errOut := runBuddi(t, withBin, time.Minute, "developer", "workspace", "set", ws); code != 0 {
+		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
+	}
+	port := freeTestPort(t)
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"),
+			Args: fmt.Sprintf(`{"name":"web","command":"buddi-devserver %d","port":%d}`, port, port)}),
+		pt.Text("It is running."),
+	)
+	if code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "start the dev server"); code != 0 || !strings.Contains(errOut, "✓ developer.start") {
+		t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
+	}
+	waitFor(t, "the dev server's tailnet port", time.Minute, func() bool {
+		rep, err := s.fetchHealth()
+		return err == nil && rep.Tailnet != nil && len(rep.Tailnet.Ports) == 1 && rep.Tailnet.Ports[0].Port == port
+	})
+	appURL := fmt.Sprintf("%s:%d/", base, port)
+	if code, body := tailnetDo(t, ph, http.MethodGet, appURL, nil, ""); code != http.StatusOK || !strings.Contains(body, "Hello from the dev server") {
+		t.Fatalf("the preview on its tailnet port: %d %s", code, body)
+	}
+	if code, _ := tailnetDo(t, tailnetBrowser(laptop), http.MethodGet, appURL, nil, ""); code != http.StatusForbidden {
+		t.Fatalf("the preview for the stranger: %d", code)
+	}
+	// The preview through buddi's own proxy works over the tailnet too.
+	code, body := tailnetDo(t, fresh, http.MethodGet, base+"/api/preview/developer/web/link", nil, "")
+	var plink struct{ URL string }
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &plink) != nil || !strings.HasPrefix(plink.URL, base+":") {
+		t.Fatalf("the preview link on the tailnet: %d %s", code, body)
+	}
+	if code, body := tailnetDo(t, fresh, http.MethodGet, plink.URL, nil, ""); code != http.StatusOK || !strings.Contains(body, "Hello from the dev server") {
+		t.Fatalf("the proxied preview over the tailnet: %d %s", code, body)
+	}
+
+	// Settings → Developer on the phone shows the switch on and the process; stopping the
+	// process there closes its tailnet port.
+	code, body = tailnetDo(t, fresh, http.MethodGet, base+"/api/developer", nil, "")
+	var dev struct {
+		Processes []struct{ Agent, Name string }
+		Tailnet   struct {
+			Previews, Node bool
+			Sentence       string
+		}
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &dev) != nil || len(dev.Processes) != 1 || !dev.Tailnet.Previews || !dev.Tailnet.Node ||
+		!strings.Contains(dev.Tailnet.Sentence, "no one else") {
+		t.Fatalf("Settings → Developer on the phone: %d %s", code, body)
+	}
+	if code, body := tailnetWrite(t, fresh, base, "/api/developer/processes/"+url.PathEscape(dev.Processes[0].Agent)+"/web/stop", `{}`); code != http.StatusOK {
+		t.Fatalf("stop the process from the phone: %d %s", code, body)
+	}
+	waitFor(t, "the tailnet port to close", time.Minute, func() bool {
+		rep, err := s.fetchHealth()
+		return err == nil && rep.Tailnet != nil && len(rep.Tailnet.Ports) == 0
+	})
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	if c, err := phone.Dial(dctx, "tcp", net.JoinHostPort(tn.IPs[0], fmt.Sprint(port))); err == nil {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, rerr := c.Read(make([]byte, 1))
+		c.Close()
+		if rerr == nil {
+			t.Fatal("the stopped process's tailnet port still answers")
+		}
+	}
+}
