@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,14 +96,38 @@ type served struct {
 	home   string
 	port   int
 	vars   []string
-	log    *bytes.Buffer
+	log    *lockedBuffer
 	exited chan error
+}
+
+// lockedBuffer is the serve process's output, read while it is written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startServe(t *testing.T, home string, port int, vars []string) *served {
 	t.Helper()
-	s := &served{t: t, home: home, port: port, vars: vars, log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	s.cmd = exec.Command(binary, "serve")
+	return startServeArgs(t, home, port, vars, "serve")
+}
+
+// startServeArgs starts buddi with args (serve and its flags).
+func startServeArgs(t *testing.T, home string, port int, vars []string, args ...string) *served {
+	t.Helper()
+	s := &served{t: t, home: home, port: port, vars: vars, log: &lockedBuffer{}, exited: make(chan error, 1)}
+	s.cmd = exec.Command(binary, args...)
 	s.cmd.Env = vars
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {

@@ -235,3 +235,54 @@ func TestTailnetDashboardAndPreviews(t *testing.T) {
 		}
 	}
 }
+
+// When the node cannot come up, buddi says what is wrong: a login is needed (with the login
+// URL, in the log, health and doctor), or the auth key was refused. The dashboard on loopback
+// works all the while.
+func TestTailnetFailuresAreNamed(t *testing.T) {
+	ctl := tailnettest.StartControl(t)
+	ctl.Server.RequireAuth = true
+	home, port, vars := env(t, "TS_CONTROL_URL="+ctl.URL, "BUDDI_TAILNET_HTTPS=off")
+	s := startServeArgs(t, home, port, vars, "serve", "--tailnet")
+	var tn *health.Tailnet
+	waitFor(t, "the node to ask for a login", time.Minute, func() bool {
+		rep, err := s.fetchHealth()
+		if err == nil && rep.Tailnet != nil && rep.Tailnet.LoginURL != "" {
+			tn = rep.Tailnet
+		}
+		return tn != nil
+	})
+	if tn.State != "needs-login" || !strings.HasPrefix(tn.LoginURL, ctl.URL+"/auth/") || !strings.Contains(tn.Problem, tn.LoginURL) {
+		t.Fatalf("a node that needs a login: %+v", tn)
+	}
+	waitFor(t, "the login URL in the log", 10*time.Second, func() bool { return strings.Contains(s.log.String(), tn.LoginURL) })
+	code, out, _ := runBuddi(t, vars, time.Minute, "doctor")
+	if code == 0 || !strings.Contains(out, tn.LoginURL) {
+		t.Fatalf("doctor (%d) does not give the login URL:\n%s", code, out)
+	}
+	if s.stop() != 0 {
+		t.Fatal("buddi serve did not stop cleanly")
+	}
+
+	ctl.Server.RequireAuth = false
+	ctl.Server.RequireAuthKey = "tskey-auth-good"
+	home, port, vars = env(t, "TS_CONTROL_URL="+ctl.URL, "TS_AUTHKEY=tskey-auth-wrong", "BUDDI_TAILNET_HTTPS=off")
+	s = startServeArgs(t, home, port, vars, "serve", "--tailnet")
+	tn = nil
+	waitFor(t, "the node to report the refused key", time.Minute, func() bool {
+		rep, err := s.fetchHealth()
+		if err == nil && rep.Tailnet != nil && rep.Tailnet.Error != "" {
+			tn = rep.Tailnet
+		}
+		return tn != nil
+	})
+	if !strings.Contains(tn.Problem, "auth key was refused") || !strings.Contains(tn.Problem, "buddi tailnet authkey") {
+		t.Fatalf("a refused auth key: %+v", tn)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "tailnet", "owner", "not a login"); code != 2 || !strings.Contains(errOut+out, "not a tailnet login") {
+		t.Fatalf("tailnet owner with a bad login: %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := runBuddi(t, append(vars, "BUDDI_TAILNET_HOSTNAME=Not_A_Label"), time.Minute, "serve", "--tailnet"); code != 2 || !strings.Contains(errOut, "not a DNS label") {
+		t.Fatalf("serve with a bad tailnet hostname: %d %s%s", code, out, errOut)
+	}
+}
