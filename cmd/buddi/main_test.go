@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 }
 
 // env is a clean environment for one buddi: its own home and port, no DATABASE_URL.
-func env(t *testing.T, extra ...string) (home string, port int, vars []string) {
+func env(t testing.TB, extra ...string) (home string, port int, vars []string) {
 	t.Helper()
 	home = filepath.Join(t.TempDir(), "home")
 	port = freeTestPort(t)
@@ -58,7 +58,7 @@ func env(t *testing.T, extra ...string) (home string, port int, vars []string) {
 	return home, port, append(vars, extra...)
 }
 
-func freeTestPort(t *testing.T) int {
+func freeTestPort(t testing.TB) int {
 	t.Helper()
 	p, err := freePort()
 	if err != nil {
@@ -68,7 +68,7 @@ func freeTestPort(t *testing.T) int {
 }
 
 // runBuddi runs the binary to completion with a hang guard.
-func runBuddi(t *testing.T, vars []string, limit time.Duration, args ...string) (code int, stdout, stderr string) {
+func runBuddi(t testing.TB, vars []string, limit time.Duration, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -91,7 +91,7 @@ func runBuddi(t *testing.T, vars []string, limit time.Duration, args ...string) 
 
 // served is a running buddi serve.
 type served struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	home   string
 	port   int
@@ -124,7 +124,7 @@ func startServe(t *testing.T, home string, port int, vars []string) *served {
 }
 
 // startServeArgs starts buddi with args (serve and its flags).
-func startServeArgs(t *testing.T, home string, port int, vars []string, args ...string) *served {
+func startServeArgs(t testing.TB, home string, port int, vars []string, args ...string) *served {
 	t.Helper()
 	s := &served{t: t, home: home, port: port, vars: vars, log: &lockedBuffer{}, exited: make(chan error, 1)}
 	s.cmd = exec.Command(binary, args...)
@@ -257,7 +257,7 @@ func processesUnder(dir string) []string {
 	return out
 }
 
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

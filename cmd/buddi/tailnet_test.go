@@ -34,7 +34,7 @@ func tailnetBrowser(n *tsnet.Server) *http.Client {
 
 // tailnetDo sends a request over the tailnet, retrying while the path between the nodes is
 // set up (the first packets over DERP can be dropped), and returns the status and body.
-func tailnetDo(t *testing.T, c *http.Client, method, u string, header http.Header, body string) (int, string) {
+func tailnetDo(t testing.TB, c *http.Client, method, u string, header http.Header, body string) (int, string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
