@@ -23,7 +23,18 @@ type Gate struct {
 
 	mu      sync.Mutex
 	refused map[string]time.Time // login/node/reason → when last recorded
+	callers map[string]known      // remote address → who, for whoisFresh
 }
+
+// known is a caller WhoIs named, and when.
+type known struct {
+	caller Caller
+	at     time.Time
+}
+
+// whoisFresh is how long WhoIs's answer for a remote address (a tailnet address and port: one
+// connection of one node) is reused: the requests of a kept-alive connection ask once.
+const whoisFresh = 10 * time.Second
 
 // refusalQuiet is how long a repeated refusal of the same caller for the same reason goes
 // unrecorded: a phone retrying every second records one event, not thousands.
@@ -34,7 +45,7 @@ func NewGate(who WhoIser, pool Querier, log *slog.Logger) *Gate {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{who: who, pool: pool, log: log.With("service", "tailnet"), refused: map[string]time.Time{}}
+	return &Gate{who: who, pool: pool, log: log.With("service", "tailnet"), refused: map[string]time.Time{}, callers: map[string]known{}}
 }
 
 // Verdict is what the gate found about a request.
@@ -53,12 +64,34 @@ func (v Verdict) IsOwner() bool { return v.Err == nil && v.Owner != "" && v.Call
 func (g *Gate) Check(r *http.Request) Verdict {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	c, err := g.who(ctx, r.RemoteAddr)
+	c, err := g.whois(ctx, r.RemoteAddr)
 	if err != nil {
 		return Verdict{Err: err}
 	}
 	owner, err := Owner(ctx, g.pool)
 	return Verdict{Caller: c, Owner: owner, Err: err}
+}
+
+// whois asks the node who calls from remoteAddr, reusing an answer younger than whoisFresh.
+func (g *Gate) whois(ctx context.Context, remoteAddr string) (Caller, error) {
+	now := time.Now()
+	g.mu.Lock()
+	k, ok := g.callers[remoteAddr]
+	g.mu.Unlock()
+	if ok && now.Sub(k.at) < whoisFresh {
+		return k.caller, nil
+	}
+	c, err := g.who(ctx, remoteAddr)
+	if err != nil {
+		return Caller{}, err
+	}
+	g.mu.Lock()
+	if len(g.callers) > 4096 {
+		clear(g.callers)
+	}
+	g.callers[remoteAddr] = known{caller: c, at: now}
+	g.mu.Unlock()
+	return c, nil
 }
 
 // Refuse answers 403 with one sentence, and records tailnet.refused (once a minute per caller
