@@ -122,6 +122,32 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "dashboard-phone.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+
+	// Settings → Developer: the Tailscale switch, off by default, says what it exposes and that
+	// this buddi runs without the tailnet; turning it on is saved.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/settings'`)); err != nil {
+		t.Fatal(err)
+	}
+	toggle := css(`input[aria-label="Tailscale port per process"]`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(toggle)); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the Tailscale switch: %v\n%s", err, page)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
+	if err != nil || !strings.Contains(page, "to your tailnet login and no one else's") || !strings.Contains(page, "runs without the tailnet") {
+		t.Fatalf("Settings → Developer does not say what the switch exposes (%v):\n%s", err, page)
+	}
+	if on, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('input[aria-label="Tailscale port per process"]').checked`)); err != nil || on {
+		t.Fatalf("the switch starts on (%v)", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(toggle)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the switch to be saved", 30*time.Second, func() bool {
+		var dev struct{ Tailnet struct{ Previews bool } }
+		getJSON(t, base+"/api/developer", &dev)
+		return dev.Tailnet.Previews
+	})
 }
 
 // A preview in a real browser: the agent starts a dev server (a page whose script talks over a
