@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ type Gate struct {
 
 	mu      sync.Mutex
 	refused map[string]time.Time // login/node/reason → when last recorded
-	callers map[string]known      // remote address → who, for whoisFresh
+	callers map[string]known     // remote address → who, for whoisFresh
 }
 
 // known is a caller WhoIs named, and when.
@@ -57,8 +58,17 @@ type Verdict struct {
 	Err error
 }
 
-// IsOwner reports whether the request came from the owner's login.
-func (v Verdict) IsOwner() bool { return v.Err == nil && v.Owner != "" && v.Caller.Login == v.Owner }
+// IsOwner reports whether the request came from the owner's login (logins compare without
+// regard to case; a tagged machine is never the owner).
+func (v Verdict) IsOwner() bool {
+	return v.Err == nil && v.Owner != "" && !v.Caller.Tagged && strings.EqualFold(v.Caller.Login, v.Owner)
+}
+
+// CanBeOwner reports whether the caller's login may be pinned as the owner's: a user's login,
+// not a tagged machine's.
+func (v Verdict) CanBeOwner() bool {
+	return v.Err == nil && !v.Caller.Tagged && ValidLogin(v.Caller.Login) == nil
+}
 
 // Check identifies the caller of r and reads the owner's login.
 func (g *Gate) Check(r *http.Request) Verdict {
@@ -102,6 +112,8 @@ func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface
 	switch {
 	case v.Err != nil:
 		reason, sentence = "unidentified", "buddi could not tell who is calling over the tailnet, so the request is refused"
+	case v.Caller.Tagged:
+		reason, sentence = "tagged machine", "a tagged machine acts for no user, and buddi answers only its owner's tailnet login"
 	case v.Owner == "":
 		reason, sentence = "no owner login set",
 			"buddi does not know its owner's tailnet login yet: run `buddi tailnet owner LOGIN` where buddi runs, or open a sign-in link from `buddi dashboard`"

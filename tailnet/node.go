@@ -96,6 +96,9 @@ func (s Status) Problem() string {
 type Caller struct {
 	Login string // the user's login name (the owner's, or someone else's)
 	Node  string // the calling machine's name
+	// Tagged: the calling machine is tagged, so it acts for no user (its login is a
+	// placeholder shared by every tagged machine) and is never the owner.
+	Tagged bool
 }
 
 // Node is the embedded tsnet node.
@@ -299,6 +302,7 @@ func (n *Node) WhoIs(ctx context.Context, remoteAddr string) (Caller, error) {
 	}
 	c := Caller{Login: who.UserProfile.LoginName}
 	if who.Node != nil {
+		c.Tagged = who.Node.IsTagged()
 		c.Node = strings.TrimSuffix(who.Node.Name, ".")
 		if i := strings.IndexByte(c.Node, '.'); i > 0 {
 			c.Node = c.Node[:i]

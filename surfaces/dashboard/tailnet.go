@@ -41,7 +41,7 @@ func (s *Server) tailnetGate(next http.Handler) http.Handler {
 			return
 		}
 		v := t.Gate.Check(r)
-		if v.Err == nil && v.Owner == "" && r.URL.Path == "/auth" && r.Method == http.MethodGet {
+		if v.Owner == "" && v.CanBeOwner() && r.URL.Path == "/auth" && r.Method == http.MethodGet {
 			s.redeemTailnet(w, r, v)
 			return
 		}
@@ -104,7 +104,7 @@ func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet
 		writeError(w, http.StatusServiceUnavailable, "the owner's login could not be saved: the database is not answering")
 		return
 	}
-	if owner != v.Caller.Login { // another login was pinned in the meantime
+	if !strings.EqualFold(owner, v.Caller.Login) { // another login was pinned in the meantime
 		v.Owner = owner
 		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
 		return

@@ -30,6 +30,7 @@ func TestTailnetGate(t *testing.T) {
 	callers := map[string]tailnet.Caller{
 		"100.64.0.2:1000": {Login: "owner@example.com", Node: "phone"},
 		"100.64.0.3:1000": {Login: "other@example.com", Node: "laptop"},
+		"100.64.0.4:1000": {Login: "tagged-devices", Node: "ci", Tagged: true},
 	}
 	who := func(_ context.Context, addr string) (tailnet.Caller, error) {
 		if c, ok := callers[addr]; ok {
@@ -75,17 +76,27 @@ func TestTailnetGate(t *testing.T) {
 	if o, _ := tailnet.Owner(context.Background(), pool); o != "" {
 		t.Fatalf("a bad ticket pinned %q", o)
 	}
-	// A valid ticket pins the caller's login and opens its session.
+	// A tagged machine acts for no user: its valid ticket pins nothing, and is not spent.
 	ticket, err := webauth.Issue(context.Background(), pool, webauth.PurposeSession, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rec := do(http.MethodGet, "/auth?ticket="+ticket, "100.64.0.4:1000"); rec.Code != http.StatusForbidden {
+		t.Fatalf("a tagged machine's ticket: %d", rec.Code)
+	}
+	if o, _ := tailnet.Owner(context.Background(), pool); o != "" {
+		t.Fatalf("a tagged machine pinned %q", o)
+	}
+	// A valid ticket pins the caller's login and opens its session.
 	rec = do(http.MethodGet, "/auth?ticket="+ticket, owner)
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("redeeming the ticket: %d %s", rec.Code, rec.Body)
 	}
 	if o, _ := tailnet.Owner(context.Background(), pool); o != "owner@example.com" {
 		t.Fatalf("the pinned owner: %q", o)
+	}
+	if rec := do(http.MethodGet, "/", "100.64.0.4:1000"); rec.Code != http.StatusForbidden {
+		t.Fatalf("a tagged machine after the owner is set: %d", rec.Code)
 	}
 	var session *http.Cookie
 	for _, c := range rec.Result().Cookies() {
