@@ -308,11 +308,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		h.telegram = true
 	}
 	if node != nil {
-		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, src.Pool, log), pool: src.Pool,
+		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, node.Names, src.Pool, log), pool: src.Pool,
 			previews: previewSrv, previewPort: previewPort, devStore: devStore, log: log}
 		tn.dashboard = func() *dashboard.Server {
 			d := dashDeps()
-			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate, Names: node.Names}
+			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate}
 			return dashboard.NewServer(d)
 		}
 		if _, err := sys.Spawn(tree.Surfaces, "tailnet", func() actors.Actor { return &tailnetActor{sys: sys, t: tn} }); err != nil {

@@ -3,8 +3,11 @@ package tailnet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,9 +21,10 @@ type WhoIser func(ctx context.Context, remoteAddr string) (Caller, error)
 // Gate decides who may use what the node serves: the owner's tailnet login, and no one else.
 // A refusal is a 403 and a tailnet.refused event.
 type Gate struct {
-	who  WhoIser
-	pool Querier
-	log  *slog.Logger
+	who   WhoIser
+	names func() []string
+	pool  Querier
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	refused map[string]time.Time // login/node/reason → when last recorded
@@ -41,45 +45,60 @@ const whoisFresh = 10 * time.Second
 // unrecorded: a phone retrying every second records one event, not thousands.
 const refusalQuiet = time.Minute
 
-// NewGate builds the gate over the node's WhoIs and the database that holds the owner's login.
-func NewGate(who WhoIser, pool Querier, log *slog.Logger) *Gate {
+// NewGate builds the gate over the node's WhoIs, the node's names (a request's Host must be
+// one of them), and the database that holds the owner's login.
+func NewGate(who WhoIser, names func() []string, pool Querier, log *slog.Logger) *Gate {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{who: who, pool: pool, log: log.With("service", "tailnet"), refused: map[string]time.Time{}, callers: map[string]known{}}
+	return &Gate{who: who, names: names, pool: pool, log: log.With("service", "tailnet"), refused: map[string]time.Time{}, callers: map[string]known{}}
 }
 
 // Verdict is what the gate found about a request.
 type Verdict struct {
 	Caller Caller // who called (empty when WhoIs could not say)
 	Owner  string // the owner's login, or "" when none is set yet
-	// Err is set when the caller could not be identified or the owner's login could not be
-	// read: the request is refused.
+	// Err is set when the caller could not be identified: the request is refused.
 	Err error
+	// OwnerErr is set when the owner's login could not be read: the request is refused.
+	OwnerErr error
+	// ForeignHost: the request named a host that is not the node's (a page on another site
+	// that points its own name at the node): refused.
+	ForeignHost bool
 }
 
 // IsOwner reports whether the request came from the owner's login (logins compare without
 // regard to case; a tagged machine is never the owner).
 func (v Verdict) IsOwner() bool {
-	return v.Err == nil && v.Owner != "" && !v.Caller.Tagged && strings.EqualFold(v.Caller.Login, v.Owner)
+	return v.Err == nil && v.OwnerErr == nil && !v.ForeignHost && v.Owner != "" && !v.Caller.Tagged &&
+		strings.EqualFold(v.Caller.Login, v.Owner)
 }
 
 // CanBeOwner reports whether the caller's login may be pinned as the owner's: a user's login,
 // not a tagged machine's.
 func (v Verdict) CanBeOwner() bool {
-	return v.Err == nil && !v.Caller.Tagged && ValidLogin(v.Caller.Login) == nil
+	return v.Err == nil && v.OwnerErr == nil && !v.ForeignHost && !v.Caller.Tagged && ValidLogin(v.Caller.Login) == nil
 }
 
-// Check identifies the caller of r and reads the owner's login.
+// HostOK reports whether r's Host (its port aside) is one of the node's names.
+func (g *Gate) HostOK(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	return slices.Contains(g.names(), strings.ToLower(strings.Trim(host, "[]")))
+}
+
+// Check checks r's Host, identifies the caller and reads the owner's login.
 func (g *Gate) Check(r *http.Request) Verdict {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	c, err := g.whois(ctx, r.RemoteAddr)
 	if err != nil {
-		return Verdict{Err: err}
+		return Verdict{Err: err, ForeignHost: !g.HostOK(r)}
 	}
 	owner, err := Owner(ctx, g.pool)
-	return Verdict{Caller: c, Owner: owner, Err: err}
+	return Verdict{Caller: c, Owner: owner, OwnerErr: err, ForeignHost: !g.HostOK(r)}
 }
 
 // whois asks the node who calls from remoteAddr, reusing an answer younger than whoisFresh.
@@ -104,14 +123,19 @@ func (g *Gate) whois(ctx context.Context, remoteAddr string) (Caller, error) {
 	return c, nil
 }
 
-// Refuse answers 403 with one sentence, and records tailnet.refused (once a minute per caller
-// and reason).
+// Refuse answers with one sentence (403; 421 for a foreign Host; 503 when the owner's login
+// could not be read), and records tailnet.refused (once a minute per caller and reason).
 func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface string) {
 	reason := "not the owner's tailnet login"
 	sentence := "this buddi answers only its owner's tailnet login"
+	code := http.StatusForbidden
 	switch {
+	case v.ForeignHost:
+		reason, sentence, code = "foreign host", "this address is not buddi's: open it by the tailnet name buddi doctor shows", http.StatusMisdirectedRequest
 	case v.Err != nil:
 		reason, sentence = "unidentified", "buddi could not tell who is calling over the tailnet, so the request is refused"
+	case v.OwnerErr != nil:
+		reason, sentence, code = "owner unreadable", "the owner's tailnet login could not be read: the database is not answering", http.StatusServiceUnavailable
 	case v.Caller.Tagged:
 		reason, sentence = "tagged machine", "a tagged machine acts for no user, and buddi answers only its owner's tailnet login"
 	case v.Owner == "":
@@ -132,9 +156,9 @@ func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface
 	g.mu.Unlock()
 	if record {
 		payload := map[string]any{"login": v.Caller.Login, "node": v.Caller.Node, "reason": reason,
-			"surface": surface, "path": r.URL.Path, "remote": r.RemoteAddr}
-		if v.Err != nil {
-			payload["error"] = v.Err.Error()
+			"surface": surface, "path": r.URL.Path, "remote": r.RemoteAddr, "host": r.Host}
+		if err := errors.Join(v.Err, v.OwnerErr); err != nil {
+			payload["error"] = err.Error()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if _, err := eventlog.Append(ctx, g.pool, "tailnet.refused", "", payload); err != nil {
@@ -145,7 +169,7 @@ func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusForbidden)
+	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": sentence})
 }
 

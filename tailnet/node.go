@@ -170,7 +170,7 @@ func (n *Node) watch(ctx context.Context) {
 		w, err := n.lc.WatchIPNBus(ctx, ipn.NotifyInitialState)
 		if err != nil {
 			if ctx.Err() == nil {
-				n.set(func(s *Status) { s.Error = "its state cannot be read: " + err.Error() })
+				n.log.Warn("watch the tailnet node's state", "err", err)
 				select {
 				case <-ctx.Done():
 				case <-time.After(time.Second):
@@ -202,7 +202,7 @@ func (n *Node) apply(ctx context.Context, note ipn.Notify) {
 	if note.BrowseToURL != nil && *note.BrowseToURL != "" {
 		url := *note.BrowseToURL
 		n.log.Warn("the tailnet node needs a login: open " + url)
-		n.set(func(s *Status) { s.LoginURL = url; s.State = StateNeedsLogin })
+		n.set(func(s *Status) { s.LoginURL, s.State, s.Error = url, StateNeedsLogin, "" })
 	}
 	if note.State == nil {
 		return
@@ -211,7 +211,7 @@ func (n *Node) apply(ctx context.Context, note ipn.Notify) {
 	case ipn.Running:
 		st, err := n.lc.Status(ctx)
 		if err != nil {
-			n.set(func(s *Status) { s.Error = "its status cannot be read: " + err.Error() })
+			n.log.Warn("read the tailnet node's status", "err", err)
 			return
 		}
 		var ips []string
@@ -300,13 +300,12 @@ func (n *Node) WhoIs(ctx context.Context, remoteAddr string) (Caller, error) {
 	if who.UserProfile == nil || who.UserProfile.LoginName == "" {
 		return Caller{}, fmt.Errorf("the tailnet node does not know the user calling from %s", remoteAddr)
 	}
-	c := Caller{Login: who.UserProfile.LoginName}
-	if who.Node != nil {
-		c.Tagged = who.Node.IsTagged()
-		c.Node = strings.TrimSuffix(who.Node.Name, ".")
-		if i := strings.IndexByte(c.Node, '.'); i > 0 {
-			c.Node = c.Node[:i]
-		}
+	if who.Node == nil { // whether the machine is tagged cannot be told: fail closed
+		return Caller{}, fmt.Errorf("the tailnet node does not know the machine calling from %s", remoteAddr)
+	}
+	c := Caller{Login: who.UserProfile.LoginName, Tagged: who.Node.IsTagged(), Node: strings.TrimSuffix(who.Node.Name, ".")}
+	if i := strings.IndexByte(c.Node, '.'); i > 0 {
+		c.Node = c.Node[:i]
 	}
 	return c, nil
 }

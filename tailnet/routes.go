@@ -26,14 +26,19 @@ type Routes struct {
 	handler func(Route) http.Handler
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	open   map[Route]*served
-	closed bool
+	mu      sync.Mutex
+	open    map[Route]*served
+	failing map[Route]bool // routes whose port could not be opened, warned about once
+	closed  bool
 }
 
 type served struct {
 	srv  *http.Server
 	done chan struct{}
+	// ctx ends when the route closes: requests in flight, and websockets the proxy relays
+	// (which a server's Shutdown does not reach), end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // NewRoutes builds an empty set: listen opens a port on the node (TLS when the tailnet offers
@@ -42,7 +47,7 @@ func NewRoutes(listen func(port int) (net.Listener, error), handler func(Route) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Routes{listen: listen, handler: handler, log: log.With("service", "tailnet"), open: map[Route]*served{}}
+	return &Routes{listen: listen, handler: handler, log: log.With("service", "tailnet"), open: map[Route]*served{}, failing: map[Route]bool{}}
 }
 
 // Reconcile makes the open routes the wanted ones. A port that cannot be opened is logged and
@@ -61,6 +66,11 @@ func (rs *Routes) Reconcile(want []Route) {
 			rs.log.Info("closed a tailnet port", "process", r.Name, "port", r.Port)
 		}
 	}
+	for r := range rs.failing {
+		if !slices.Contains(want, r) {
+			delete(rs.failing, r)
+		}
+	}
 	var add []Route
 	for _, r := range want {
 		if _, ok := rs.open[r]; !ok && !slices.Contains(add, r) {
@@ -68,16 +78,28 @@ func (rs *Routes) Reconcile(want []Route) {
 		}
 	}
 	rs.mu.Unlock()
-	for _, s := range gone {
-		s.stop()
-	}
+	stopAll(gone)
 	for _, r := range add {
 		l, err := rs.listen(r.Port)
 		if err != nil {
-			rs.log.Warn("open a tailnet port", "process", r.Name, "port", r.Port, "err", err)
+			rs.mu.Lock()
+			warned := rs.failing[r]
+			rs.failing[r] = true
+			rs.mu.Unlock()
+			if !warned { // tried again at every call; said once
+				rs.log.Warn("open a tailnet port", "process", r.Name, "port", r.Port, "err", err)
+			}
 			continue
 		}
-		s := &served{srv: &http.Server{Handler: rs.handler(r), ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+		ctx, cancel := context.WithCancel(context.Background())
+		next := rs.handler(r)
+		s := &served{done: make(chan struct{}), ctx: ctx, cancel: cancel}
+		s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			rctx, rcancel := context.WithCancel(req.Context())
+			defer rcancel()
+			defer context.AfterFunc(ctx, rcancel)()
+			next.ServeHTTP(w, req.WithContext(rctx))
+		})}
 		go func() {
 			defer close(s.done)
 			if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -91,6 +113,7 @@ func (rs *Routes) Reconcile(want []Route) {
 			return
 		}
 		rs.open[r] = s
+		delete(rs.failing, r)
 		rs.mu.Unlock()
 		rs.log.Info("opened a tailnet port", "process", r.Name, "port", r.Port)
 	}
@@ -115,14 +138,26 @@ func (rs *Routes) Close() {
 	open := rs.open
 	rs.open = map[Route]*served{}
 	rs.mu.Unlock()
+	var all []*served
 	for _, s := range open {
-		s.stop()
+		all = append(all, s)
 	}
+	stopAll(all)
+}
+
+// stopAll stops routes side by side, so closing many takes as long as closing one.
+func stopAll(list []*served) {
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Go(s.stop)
+	}
+	wg.Wait()
 }
 
 // stop shuts the route's server down, giving open requests two seconds: a server on a tsnet
 // listener can hang in Close, so it is given up on after that.
 func (s *served) stop() {
+	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {

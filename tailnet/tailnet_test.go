@@ -2,14 +2,18 @@ package tailnet_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"tailscale.com/tsnet"
 
 	"buddi/internal/pgtest"
 	"buddi/tailnet"
@@ -81,7 +85,7 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 		t.Fatalf("the phone and the laptop share the login %s", owner)
 	}
 
-	gate := tailnet.NewGate(node.WhoIs, pool, nil)
+	gate := tailnet.NewGate(node.WhoIs, node.Names, pool, nil)
 	l, err := node.Listen(8080)
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +123,15 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 	if n := refusals(t, pool, stranger); n != 1 {
 		t.Fatalf("tailnet.refused events for the stranger: %d, want 1", n)
 	}
+	// The owner's own browser, sent by a page on another site that points its name at the
+	// node, is refused: the Host is not the node's.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+st.IPs[0]+":8080/", nil)
+	req.Host = "rebound.example:8080"
+	if resp, err := phone.HTTPClient().Do(req); err != nil || resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Fatalf("a foreign Host from the owner: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	// A ticket redeemed later cannot take the owner's place.
 	if got, err := tailnet.PinOwner(ctx, pool, stranger); err != nil || got != owner {
 		t.Fatalf("PinOwner with an owner set: %q %v", got, err)
@@ -144,16 +157,25 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 	if open := routes.Open(); len(open) != 0 {
 		t.Fatalf("open after closing: %v", open)
 	}
-	c, err := phone.Dial(ctx, "tcp", st.IPs[0]+":9000")
-	if err == nil {
-		// A connection the node accepts with no listener behind it is reset at once.
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		_, rerr := c.Read(make([]byte, 1))
-		c.Close()
-		if rerr == nil {
-			t.Fatal("the closed route's port still answers")
-		}
+	if answered(ctx, phone, st.IPs[0]+":9000") {
+		t.Fatal("the closed route's port still answers")
 	}
+}
+
+// answered reports whether an HTTP request to addr, sent from node n, gets any answer. A port
+// with no listener resets the connection (or refuses it); one that hangs is an error too.
+func answered(ctx context.Context, n *tsnet.Server, addr string) bool {
+	c, err := n.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+		return false
+	}
+	_, err = c.Read(make([]byte, 1))
+	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func TestValidLogin(t *testing.T) {

@@ -82,11 +82,7 @@ func (s *Server) gate(next http.Handler) http.Handler {
 	return hostCheck(s.deps.Addr, s.deps.PublicHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		csrfCookie(w, r)
 		if s.deps.Remote && r.URL.Path != "/auth" {
-			ok := false
-			var err error
-			if c, cerr := r.Cookie(cookieName("buddi_session", r)); cerr == nil {
-				ok, err = webauth.Valid(r.Context(), s.deps.Pool, c.Value, webauth.PurposeSession, "")
-			}
+			ok, err := validSession(r, s.deps.Pool, "")
 			if err != nil {
 				writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
 				return
@@ -104,6 +100,23 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	}))
+}
+
+// validSession reports whether any of r's session cookies (the name carries the port) is a live
+// session for subject. Any, not the first: a page on another port of the same host can add a
+// cookie of that name with a narrower path, which the browser sends first.
+func validSession(r *http.Request, q webauth.Querier, subject string) (bool, error) {
+	name := cookieName("buddi_session", r)
+	for _, c := range r.Cookies() {
+		if c.Name != name {
+			continue
+		}
+		ok, err := webauth.Valid(r.Context(), q, c.Value, webauth.PurposeSession, subject)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
 }
 
 const signInPage = `<!doctype html><meta charset="utf-8"><title>buddi: sign in</title>

@@ -1,9 +1,8 @@
 package dashboard
 
 import (
-	"net"
+	"context"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,13 +10,11 @@ import (
 	"buddi/tailnet"
 )
 
-// Tailnet is what the dashboard needs to answer on the tailnet node: who calls, and the
-// names a request may carry in Host.
+// Tailnet is what the dashboard needs to answer on the tailnet node.
 type Tailnet struct {
-	// Gate identifies the caller and refuses anyone but the owner's login.
+	// Gate checks the Host against the node's names, identifies the caller and refuses anyone
+	// but the owner's login.
 	Gate *tailnet.Gate
-	// Names are the node's names (hostname, MagicDNS name, addresses), asked per request.
-	Names func() []string
 }
 
 // tailnetSubject is the session subject of a tailnet login: sessions opened for one login
@@ -32,14 +29,6 @@ func tailnetSubject(login string) string { return "tailnet:" + login }
 func (s *Server) tailnetGate(next http.Handler) http.Handler {
 	t := s.deps.Tailnet
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.Host)
-		if err != nil {
-			host = r.Host
-		}
-		if !slices.Contains(t.Names(), strings.ToLower(strings.Trim(host, "[]"))) {
-			writeError(w, http.StatusMisdirectedRequest, "this address is not buddi's: open it by the tailnet name buddi doctor shows")
-			return
-		}
 		v := t.Gate.Check(r)
 		if v.Owner == "" && v.CanBeOwner() && r.URL.Path == "/auth" && r.Method == http.MethodGet {
 			s.redeemTailnet(w, r, v)
@@ -55,17 +44,22 @@ func (s *Server) tailnetGate(next http.Handler) http.Handler {
 		}
 		csrfCookie(w, r)
 		subject := tailnetSubject(v.Caller.Login)
-		ok := false
-		if c, cerr := r.Cookie(cookieName("buddi_session", r)); cerr == nil {
-			ok, err = webauth.Valid(r.Context(), s.deps.Pool, c.Value, webauth.PurposeSession, subject)
-			if err != nil {
-				writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
-				return
-			}
+		ok, err := validSession(r, s.deps.Pool, subject)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
+			return
 		}
 		if !ok {
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				writeError(w, http.StatusUnauthorized, "this page's session has ended: reload the page")
+				return
+			}
+			// A session is opened only for the owner's own navigation or the page's own
+			// requests: an image another site embeds must not open sessions.
+			switch r.Header.Get("Sec-Fetch-Site") {
+			case "", "none", "same-origin":
+			default:
+				writeError(w, http.StatusUnauthorized, "open the dashboard by its own address")
 				return
 			}
 			if !s.openTailnetSession(w, r, subject) {
@@ -95,11 +89,18 @@ func (s *Server) openTailnetSession(w http.ResponseWriter, r *http.Request, subj
 // owner login is set: the caller's login becomes the owner's (the first to redeem one), and
 // gets a session.
 func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet.Verdict) {
-	if err := webauth.Use(r.Context(), s.deps.Pool, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
+	// The ticket is spent and the login pinned together: neither happens without the other.
+	tx, err := s.deps.Pool.Begin(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the sign-in could not be checked: the database is not answering")
+		return
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if err := webauth.Use(r.Context(), tx, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
 		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
 		return
 	}
-	owner, err := tailnet.PinOwner(r.Context(), s.deps.Pool, v.Caller.Login)
+	owner, err := tailnet.PinOwner(r.Context(), tx, v.Caller.Login)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "the owner's login could not be saved: the database is not answering")
 		return
@@ -107,6 +108,10 @@ func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet
 	if !strings.EqualFold(owner, v.Caller.Login) { // another login was pinned in the meantime
 		v.Owner = owner
 		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
+		return
+	}
+	if err := tx.Commit(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the owner's login could not be saved: the database is not answering")
 		return
 	}
 	s.log.Info("the owner's tailnet login is pinned", "login", owner, "node", v.Caller.Node)

@@ -38,10 +38,10 @@ func TestTailnetGate(t *testing.T) {
 		}
 		return tailnet.Caller{}, errors.New("no such peer")
 	}
-	gate := tailnet.NewGate(who, pool, nil)
+	gate := tailnet.NewGate(who, func() []string { return []string{"buddi", "buddi.example.ts.net"} }, pool, nil)
 	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Health:  func(context.Context) health.Report { return health.Report{} },
-		Tailnet: &dashboard.Tailnet{Gate: gate, Names: func() []string { return []string{"buddi", "buddi.example.ts.net"} }}})
+		Tailnet: &dashboard.Tailnet{Gate: gate}})
 	h := srv.Handler()
 	do := func(method, path, from string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, "http://buddi.example.ts.net"+path, strings.NewReader("{}"))
@@ -111,6 +111,18 @@ func TestTailnetGate(t *testing.T) {
 	ticket2, _ := webauth.Issue(context.Background(), pool, webauth.PurposeSession, "")
 	if rec := do(http.MethodGet, "/auth?ticket="+ticket2, other); rec.Code != http.StatusForbidden {
 		t.Fatalf("a second login's ticket: %d", rec.Code)
+	}
+	// A request another site makes the owner's browser send (an image) opens no session.
+	var before, after int
+	_ = pool.QueryRow(context.Background(), `SELECT count(*) FROM core.web_sessions`).Scan(&before)
+	req = httptest.NewRequest(http.MethodGet, "http://buddi.example.ts.net/", nil)
+	req.RemoteAddr = owner
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	_ = pool.QueryRow(context.Background(), `SELECT count(*) FROM core.web_sessions`).Scan(&after)
+	if rec.Code != http.StatusUnauthorized || after != before {
+		t.Fatalf("a cross-site request: %d, sessions %d → %d", rec.Code, before, after)
 	}
 	// The owner's first GET opens a session; a write without a session is refused even with
 	// the CSRF token right; with the session it reaches the route's own checks.
