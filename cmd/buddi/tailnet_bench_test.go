@@ -68,6 +68,13 @@ func BenchmarkDashboardOverTailnet(b *testing.B) {
 		tail = append(tail, fetch(overTailnet, tailnetURL))
 	}
 	b.StopTimer()
+	if lc, err := phone.LocalClient(); err == nil {
+		if st, err := lc.Status(ctx); err == nil {
+			for _, p := range st.Peer {
+				b.Logf("path to %s: direct %q, relay %q", p.HostName, p.CurAddr, p.Relay)
+			}
+		}
+	}
 	pct := func(d []time.Duration, p float64) float64 {
 		s := slices.Clone(d)
 		slices.Sort(s)
