@@ -2,18 +2,14 @@ package tailnet_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"tailscale.com/tsnet"
 
 	"buddi/internal/pgtest"
 	"buddi/tailnet"
@@ -157,25 +153,9 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 	if open := routes.Open(); len(open) != 0 {
 		t.Fatalf("open after closing: %v", open)
 	}
-	if answered(ctx, phone, st.IPs[0]+":9000") {
+	if tailnettest.Answers(ctx, phone, st.IPs[0]+":9000") {
 		t.Fatal("the closed route's port still answers")
 	}
-}
-
-// answered reports whether an HTTP request to addr, sent from node n, gets any answer. A port
-// with no listener resets the connection (or refuses it); one that hangs is an error too.
-func answered(ctx context.Context, n *tsnet.Server, addr string) bool {
-	c, err := n.Dial(ctx, "tcp", addr)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
-		return false
-	}
-	_, err = c.Read(make([]byte, 1))
-	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func TestValidLogin(t *testing.T) {

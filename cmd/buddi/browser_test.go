@@ -155,41 +155,7 @@ func TestDashboardChatInBrowser(t *testing.T) {
 // a websocket message that came through the proxy are seen.
 func TestPreviewInBrowser(t *testing.T) {
 	model, s, vars, _ := scriptedServeAt(t)
-	ws, bin := t.TempDir(), t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "buddi-devserver"), "buddi/internal/devserver")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the dev server: %v\n%s", err, out)
-	}
-	// The workspace keeps the PATH it is set with: the dev server is a program on it.
-	withBin := append([]string(nil), vars...)
-	for i, kv := range withBin {
-		if strings.HasPrefix(kv, "PATH=") {
-			withBin[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
-	if code, out, errOut := runBuddi(t, withBin, time.Minute, "developer", "workspace", "set", ws); code != 0 {
-		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
-	}
-	port := freeTestPort(t)
-	model.Script(
-		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"),
-			Args: fmt.Sprintf(`{"name":"web","command":"buddi-devserver %d","port":%d}`, port, port)}),
-		pt.Text("It is running."),
-	)
-	code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "start the dev server")
-	if code != 0 {
-		t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
-	}
-	if !strings.Contains(errOut, "✓ developer.start") {
-		t.Fatalf("the dev server did not start:\n%s", errOut)
-	}
-	waitFor(t, "the dev server to listen", time.Minute, func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	startDevServer(t, model, vars)
 	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
 	var link struct{ URL string }
 	getJSON(t, base+"/api/preview/developer/web/link", &link)
@@ -233,4 +199,44 @@ func getJSON(t *testing.T, url string, v any) {
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startDevServer has the agent start internal/devserver as process "web" in a new workspace
+// (the scripted model calls developer.start; the card is approved), waits until it listens
+// and returns its port.
+func startDevServer(t *testing.T, model *pt.Server, vars []string) int {
+	t.Helper()
+	ws, bin := t.TempDir(), t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "buddi-devserver"), "buddi/internal/devserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the dev server: %v\n%s", err, out)
+	}
+	// The workspace keeps the PATH it is set with: the dev server is a program on it.
+	withBin := append([]string(nil), vars...)
+	for i, kv := range withBin {
+		if strings.HasPrefix(kv, "PATH=") {
+			withBin[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	if code, out, errOut := runBuddi(t, withBin, time.Minute, "developer", "workspace", "set", ws); code != 0 {
+		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
+	}
+	port := freeTestPort(t)
+	model.Script(
+		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"),
+			Args: fmt.Sprintf(`{"name":"web","command":"buddi-devserver %d","port":%d}`, port, port)}),
+		pt.Text("It is running."),
+	)
+	code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "start the dev server")
+	if code != 0 || !strings.Contains(errOut, "✓ developer.start") {
+		t.Fatalf("the dev server did not start: %d\n%s\n%s", code, out, errOut)
+	}
+	waitFor(t, "the dev server to listen", time.Minute, func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return port
 }

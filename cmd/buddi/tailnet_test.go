@@ -3,25 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"tailscale.com/tsnet"
+	"tailscale.com/tstest/integration/testcontrol"
 
 	"buddi/health"
-	"buddi/runtime/provider"
-	pt "buddi/runtime/providertest"
 	"buddi/tailnet/tailnettest"
 )
 
@@ -32,23 +27,6 @@ func tailnetBrowser(n *tsnet.Server) *http.Client {
 	c.Jar = jar
 	c.Timeout = 10 * time.Second
 	return &c
-}
-
-// tailnetAnswers reports whether an HTTP request to addr, sent from node n, gets any answer.
-// A port with no listener resets the connection (or refuses it); one that hangs counts as an
-// answer, so the check cannot pass by waiting.
-func tailnetAnswers(ctx context.Context, n *tsnet.Server, addr string) bool {
-	c, err := n.Dial(ctx, "tcp", addr)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
-		return false
-	}
-	_, err = c.Read(make([]byte, 1))
-	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // tailnetDo sends a request over the tailnet, retrying while the path between the nodes is
@@ -178,29 +156,7 @@ func TestTailnetDashboardAndPreviews(t *testing.T) {
 	}
 
 	// The agent starts a dev server; with the switch on it gets its port on the tailnet.
-	ws, bin := t.TempDir(), t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "buddi-devserver"), "buddi/internal/devserver").CombinedOutput(); err != nil {
-		t.Fatalf("build the dev server: %v\n%s", err, out)
-	}
-	// The workspace keeps the PATH it is set with: the dev server is a program on it.
-	withBin := append([]string(nil), vars...)
-	for i, kv := range withBin {
-		if strings.HasPrefix(kv, "PATH=") {
-			withBin[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
-	if code, out, errOut := runBuddi(t, withBin, time.Minute, "developer", "workspace", "set", ws); code != 0 {
-		t.Fatalf("workspace set: %d %s%s", code, out, errOut)
-	}
-	port := freeTestPort(t)
-	model.Script(
-		pt.Tools(pt.ToolCall{ID: "toolu_s", Name: provider.WireToolName("developer.start"),
-			Args: fmt.Sprintf(`{"name":"web","command":"buddi-devserver %d","port":%d}`, port, port)}),
-		pt.Text("It is running."),
-	)
-	if code, out, errOut := runWithInput(t, vars, "a\n", "ask", "--agent", "@dev", "start the dev server"); code != 0 || !strings.Contains(errOut, "✓ developer.start") {
-		t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
-	}
+	port := startDevServer(t, model, vars)
 	waitFor(t, "the dev server's tailnet port", time.Minute, func() bool {
 		rep, err := s.fetchHealth()
 		return err == nil && rep.Tailnet != nil && len(rep.Tailnet.Ports) == 1 && rep.Tailnet.Ports[0].Port == port
@@ -222,7 +178,7 @@ func TestTailnetDashboardAndPreviews(t *testing.T) {
 		t.Fatalf("the proxied preview over the tailnet: %d %s", code, body)
 	}
 
-	if !tailnetAnswers(ctx, phone, net.JoinHostPort(tn.IPs[0], fmt.Sprint(port))) {
+	if !tailnettest.Answers(ctx, phone, net.JoinHostPort(tn.IPs[0], fmt.Sprint(port))) {
 		t.Fatal("the process's tailnet port does not answer a raw request")
 	}
 	// Settings → Developer on the phone shows the switch on and the process; stopping the
@@ -246,7 +202,7 @@ func TestTailnetDashboardAndPreviews(t *testing.T) {
 		rep, err := s.fetchHealth()
 		return err == nil && rep.Tailnet != nil && len(rep.Tailnet.Ports) == 0
 	})
-	if tailnetAnswers(ctx, phone, net.JoinHostPort(tn.IPs[0], fmt.Sprint(port))) {
+	if tailnettest.Answers(ctx, phone, net.JoinHostPort(tn.IPs[0], fmt.Sprint(port))) {
 		t.Fatal("the stopped process's tailnet port still answers")
 	}
 }
@@ -255,8 +211,7 @@ func TestTailnetDashboardAndPreviews(t *testing.T) {
 // URL, in the log, health and doctor), or the auth key was refused. The dashboard on loopback
 // works all the while.
 func TestTailnetFailuresAreNamed(t *testing.T) {
-	ctl := tailnettest.StartControl(t)
-	ctl.Server.RequireAuth = true
+	ctl := tailnettest.StartControl(t, func(s *testcontrol.Server) { s.RequireAuth = true })
 	home, port, vars := env(t, "TS_CONTROL_URL="+ctl.URL, "BUDDI_TAILNET_HTTPS=off")
 	s := startServeArgs(t, home, port, vars, "serve", "--tailnet")
 	var tn *health.Tailnet
@@ -279,9 +234,9 @@ func TestTailnetFailuresAreNamed(t *testing.T) {
 		t.Fatal("buddi serve did not stop cleanly")
 	}
 
-	ctl.Server.RequireAuth = false
-	ctl.Server.RequireAuthKey = "tskey-auth-good"
-	home, port, vars = env(t, "TS_CONTROL_URL="+ctl.URL, "TS_AUTHKEY=tskey-auth-wrong", "BUDDI_TAILNET_HTTPS=off")
+	// A second control server, which wants an auth key.
+	keyed := tailnettest.StartControl(t, func(s *testcontrol.Server) { s.RequireAuthKey = "tskey-auth-good" })
+	home, port, vars = env(t, "TS_CONTROL_URL="+keyed.URL, "TS_AUTHKEY=tskey-auth-wrong", "BUDDI_TAILNET_HTTPS=off")
 	s = startServeArgs(t, home, port, vars, "serve", "--tailnet")
 	tn = nil
 	waitFor(t, "the node to report the refused key", time.Minute, func() bool {

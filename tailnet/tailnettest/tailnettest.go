@@ -6,6 +6,7 @@ package tailnettest
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -33,8 +34,10 @@ type Control struct {
 }
 
 // StartControl starts DERP, STUN and a coordination server on loopback, stopped at the test's
-// end. Each node that registers gets a user of its own (user-1@…, user-2@…, in order).
-func StartControl(t testing.TB) *Control {
+// end. Each node that registers gets a user of its own (user-1@…, user-2@…, in order). The
+// options set the server up before it serves (RequireAuth, RequireAuthKey): its own goroutines
+// read those fields, so they are not changed after.
+func StartControl(t testing.TB, options ...func(*testcontrol.Server)) *Control {
 	t.Helper()
 	// The nodes in this process dial loopback without the socket marks a real node uses.
 	netns.SetEnabled(false)
@@ -45,6 +48,9 @@ func StartControl(t testing.TB) *Control {
 		DNSConfig:      &tailcfg.DNSConfig{Proxied: true},
 		MagicDNSDomain: Domain,
 		Logf:           logger.Discard,
+	}
+	for _, o := range options {
+		o(ctl)
 	}
 	ctl.HTTPTestServer = httptest.NewUnstartedServer(ctl)
 	ctl.HTTPTestServer.Start()
@@ -109,4 +115,21 @@ func Login(t testing.TB, ctx context.Context, s *tsnet.Server) string {
 		t.Fatalf("the node's user %v has no login name", st.Self.UserID)
 	}
 	return u.LoginName
+}
+
+// Answers reports whether an HTTP request to addr, sent from node n, gets any answer. A port
+// with no listener resets the connection (or refuses it); one that hangs counts as an answer,
+// so a check that a port closed cannot pass by waiting.
+func Answers(ctx context.Context, n *tsnet.Server, addr string) bool {
+	c, err := n.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+		return false
+	}
+	_, err = c.Read(make([]byte, 1))
+	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
 }
