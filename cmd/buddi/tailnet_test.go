@@ -252,6 +252,22 @@ func TestTailnetFailuresAreNamed(t *testing.T) {
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "tailnet", "owner", "not a login"); code != 2 || !strings.Contains(errOut+out, "not a tailnet login") {
 		t.Fatalf("tailnet owner with a bad login: %d %s%s", code, out, errOut)
 	}
+	// The owner's login and the previews switch from the command line.
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "tailnet", "owner", "You@example.com"); code != 0 {
+		t.Fatalf("tailnet owner: %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "tailnet", "previews", "on"); code != 0 {
+		t.Fatalf("tailnet previews on: %d %s%s", code, out, errOut)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "tailnet", "status", "--json")
+	var status struct {
+		Enabled, Previews, Serving bool
+		Owner, Problem             string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &status) != nil || status.Owner != "You@example.com" || !status.Previews || status.Enabled ||
+		!status.Serving || !strings.Contains(status.Problem, "auth key") {
+		t.Fatalf("tailnet status: %d %s", code, out)
+	}
 	if code, out, errOut := runBuddi(t, append(vars, "BUDDI_TAILNET_HOSTNAME=Not_A_Label"), time.Minute, "serve", "--tailnet"); code != 2 || !strings.Contains(errOut, "not a DNS label") {
 		t.Fatalf("serve with a bad tailnet hostname: %d %s%s", code, out, errOut)
 	}
