@@ -43,18 +43,10 @@ func (c dashboardCmd) Run(env *runEnv) error {
 			fmt.Fprintf(env.stderr, "On the tailnet the dashboard opens for %s with no sign-in, and for no one else.\n", rep.Tailnet.Owner)
 			return nil
 		}
-		src, err := openActions(env)
+		url, expires, err = signInLink(env, rep.Tailnet.URL)
 		if err != nil {
 			return err
 		}
-		defer closeSource(src)
-		ticket, err := webauth.Issue(env.ctx, src.Pool, webauth.PurposeSession, "")
-		if err != nil {
-			return err
-		}
-		url = rep.Tailnet.URL + "auth?ticket=" + ticket
-		at := time.Now().Add(webauth.TicketTTL).UTC()
-		expires = &at
 		if c.JSON {
 			return writeJSON(env, map[string]any{"url": url, "expires_at": expires, "owner": rep.Tailnet.Owner})
 		}
@@ -63,18 +55,9 @@ func (c dashboardCmd) Run(env *runEnv) error {
 		return nil
 	}
 	if cfg.Remote() {
-		src, err := openActions(env)
-		if err != nil {
+		if url, expires, err = signInLink(env, url); err != nil {
 			return err
 		}
-		defer closeSource(src)
-		ticket, err := webauth.Issue(env.ctx, src.Pool, webauth.PurposeSession, "")
-		if err != nil {
-			return err
-		}
-		url = "http://" + cfg.WebAddr() + "/auth?ticket=" + ticket
-		at := time.Now().Add(webauth.TicketTTL).UTC()
-		expires = &at
 	}
 	if c.JSON {
 		return writeJSON(env, map[string]any{"url": url, "expires_at": expires})
@@ -86,4 +69,20 @@ func (c dashboardCmd) Run(env *runEnv) error {
 		fmt.Fprintln(env.stderr, "On loopback the dashboard needs no sign-in: the address is the credential.")
 	}
 	return nil
+}
+
+// signInLink issues a single-use sign-in ticket and returns the link that redeems it on base
+// (the dashboard's address, ending in a slash) and when it expires.
+func signInLink(env *runEnv, base string) (string, *time.Time, error) {
+	src, err := openActions(env)
+	if err != nil {
+		return "", nil, err
+	}
+	defer closeSource(src)
+	ticket, err := webauth.Issue(env.ctx, src.Pool, webauth.PurposeSession, "")
+	if err != nil {
+		return "", nil, err
+	}
+	at := time.Now().Add(webauth.TicketTTL).UTC()
+	return base + "auth?ticket=" + ticket, &at, nil
 }

@@ -389,11 +389,19 @@ func TestOfferButtons(t *testing.T) {
 	f.pair()
 	f.handled(1)
 	f.push(text(owner, ownerChat, "private", "draft a note to Ann"))
-	pgtest.Eventually(t, "the run", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.runs) == 1 })
+	// The run is started inside the transaction that records the conversation: wait for both.
+	var convs []conversation.Conversation
+	pgtest.Eventually(t, "the run and its conversation", func() bool {
+		f.mu.Lock()
+		n := len(f.runs)
+		f.mu.Unlock()
+		var err error
+		convs, err = f.convs.List(context.Background(), "helper", 1)
+		return n == 1 && err == nil && len(convs) == 1
+	})
 	f.mu.Lock()
 	run := f.runs[0]
 	f.mu.Unlock()
-	convs, _ := f.convs.List(context.Background(), "helper", 1)
 	conv := convs[0].ID
 	offers, err := conversation.AddOffers(context.Background(), f.pool, conv, "helper", run, []string{"Send it"}, []string{"Send the note to Ann."})
 	if err != nil {
