@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"buddi/internal/text"
 )
 
 // StrategyKind says which children a supervisor restarts when one fails.
@@ -59,18 +61,11 @@ func (s Strategy) String() string {
 	case b.MaxRestarts == 0:
 		budget = "no restarts"
 	case b.Within <= 0:
-		budget = fmt.Sprintf("%d %s in total", b.MaxRestarts, plural(b.MaxRestarts, "restart"))
+		budget = fmt.Sprintf("%d %s in total", b.MaxRestarts, text.Plural(b.MaxRestarts, "restart"))
 	default:
-		budget = fmt.Sprintf("%d %s in %s", b.MaxRestarts, plural(b.MaxRestarts, "restart"), b.Within)
+		budget = fmt.Sprintf("%d %s in %s", b.MaxRestarts, text.Plural(b.MaxRestarts, "restart"), b.Within)
 	}
 	return fmt.Sprintf("%s, %s, then stop and escalate", s.Kind, budget)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 func (s Strategy) validate() error {

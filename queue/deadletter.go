@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"buddi/core/eventlog"
+	"buddi/internal/text"
 )
 
 // The dead-letter watch (seed 004): a job of an unattended kind that reaches failed means
@@ -158,14 +159,7 @@ func WatchDeadLetters(ctx context.Context, pool *pgxpool.Pool, now time.Time) (s
 func incidentMessage(inc Incident) string {
 	return fmt.Sprintf("Work that runs on its own is not happening: %d %s failed since %s (%s). Nothing more is sent about this outage. "+
 		"See them with `buddi jobs --state failed` and run them again with `buddi jobs retry --all` (or stop counting them with `buddi jobs dismiss --all`).",
-		inc.Jobs, plural(inc.Jobs, "job"), inc.FirstDeath.Local().Format("15:04 on Jan 2"), strings.Join(inc.Lost, ", "))
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
+		inc.Jobs, text.Plural(inc.Jobs, "job"), inc.FirstDeath.Local().Format("15:04 on Jan 2"), strings.Join(inc.Lost, ", "))
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -11,6 +11,7 @@ import (
 
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/internal/text"
 )
 
 // OccurrenceArgs is the job that runs one owed occurrence; unique per occurrence.
@@ -97,20 +98,11 @@ func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceAr
 		// the job fails too, where the dead-letter watch sees it.
 		if job.Attempt >= job.MaxAttempts {
 			_, _ = w.Store.Pool.Exec(context.WithoutCancel(ctx), `UPDATE core.occurrences SET state = 'failed', reason = $2, updated_at = now()
-				WHERE id = $1 AND state = 'pending'`, o.ID, firstLine(err.Error()))
+				WHERE id = $1 AND state = 'pending'`, o.ID, text.FirstLine(err.Error()))
 		}
 		return fmt.Errorf("start the run of mission %d at %s: %w", m.ID, o.Instant, err)
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 // MaterialiseArgs is the periodic job that materialises what is due.

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"buddi/internal/text"
 	"buddi/queue"
 )
 
@@ -133,7 +134,7 @@ func (c jobsRetryCmd) Run(env *runEnv) error {
 			return jobExit(err)
 		}
 	}
-	fmt.Fprintf(env.stdout, "retrying %d %s; buddi serve runs %s\n", len(ids), plural(len(ids), "job"), them(len(ids)))
+	fmt.Fprintf(env.stdout, "retrying %d %s; buddi serve runs %s\n", len(ids), text.Plural(len(ids), "job"), them(len(ids)))
 	return nil
 }
 
@@ -157,7 +158,7 @@ func (c jobsDismissCmd) Run(env *runEnv) error {
 			return jobExit(err)
 		}
 	}
-	fmt.Fprintf(env.stdout, "dismissed %d %s: kept on record, no longer counted\n", len(ids), plural(len(ids), "job"))
+	fmt.Fprintf(env.stdout, "dismissed %d %s: kept on record, no longer counted\n", len(ids), text.Plural(len(ids), "job"))
 	return nil
 }
 
@@ -191,13 +192,6 @@ func jobExit(err error) error {
 		return &exitError{code: 1, err: fmt.Errorf("%v: `buddi jobs --all` lists the failed ones", err)}
 	}
 	return err
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 func them(n int) string {

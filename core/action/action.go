@@ -14,6 +14,7 @@ import (
 
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/internal/text"
 	"buddi/plugins"
 )
 
@@ -239,7 +240,7 @@ func scanRecord(row pgx.Row) (Record, error) {
 
 // Get reads one action with its approval.
 func Get(ctx context.Context, q eventlog.Querier, id string) (Record, error) {
-	if !validUUID(id) {
+	if !text.ValidUUID(id) {
 		return Record{}, fmt.Errorf("action %q: %w", id, ErrNotFound)
 	}
 	r, err := scanRecord(q.QueryRow(ctx, selectRecord+` WHERE a.id = $1`, id))
@@ -283,25 +284,6 @@ func List(ctx context.Context, q eventlog.Querier, f Filter) ([]Record, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Preview renders the owner's card from the action alone (never from model text): the

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/internal/text"
 )
 
 // MaxChars is the size at which a conversation ends when the owner next writes: 80,000
@@ -78,7 +79,7 @@ func (s *Store) Get(ctx context.Context, id string) (Conversation, error) {
 }
 
 func get(ctx context.Context, q eventlog.Querier, id string, lock bool) (Conversation, error) {
-	if !validUUID(id) {
+	if !text.ValidUUID(id) {
 		return Conversation{}, fmt.Errorf("conversation %q: %w", id, ErrNotFound)
 	}
 	sql := selectConversation + ` WHERE id = $1`
@@ -152,25 +153,6 @@ func Append(ctx context.Context, q Querier, conversationID, runID string, kind K
 		return 0, fmt.Errorf("count the size of %s: %w", conversationID, err)
 	}
 	return id, nil
-}
-
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Querier is a pgx.Tx, *pgx.Conn or *pgxpool.Pool.

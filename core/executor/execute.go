@@ -12,6 +12,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/registry"
+	"buddi/internal/text"
 	"buddi/plugins"
 )
 
@@ -77,7 +78,7 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	state := action.State(out.Status)
 	reason := ""
 	if out.Err != nil {
-		reason = firstLine(out.Err.Error())
+		reason = text.FirstLine(out.Err.Error())
 	}
 	var final action.Record
 	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
@@ -250,5 +251,5 @@ func refusalReason(err error) string {
 	if errors.As(err, &ref) {
 		return ref.Reason
 	}
-	return firstLine(err.Error())
+	return text.FirstLine(err.Error())
 }

@@ -20,6 +20,7 @@ import (
 	"buddi/core/permission"
 	"buddi/core/redact"
 	"buddi/core/registry"
+	"buddi/internal/text"
 	"buddi/plugins"
 )
 
@@ -171,7 +172,7 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 	wctx := context.WithoutCancel(ctx)
 	reason := ""
 	if out.Err != nil {
-		reason = firstLine(out.Err.Error())
+		reason = text.FirstLine(out.Err.Error())
 	}
 	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
 		if err := finishAttempt(wctx, tx, attempt, action.State(out.Status), reason); err != nil {
@@ -192,7 +193,7 @@ func (e *Executor) recordResult(ctx context.Context, q eventlog.Querier, call pl
 	}
 	if out.Err != nil {
 		e.log.Warn("tool did not succeed", "tool", call.Tool, "status", out.Status, "err", out.Err)
-		payload["error"] = firstLine(out.Err.Error())
+		payload["error"] = text.FirstLine(out.Err.Error())
 	}
 	_, err := eventlog.Append(ctx, q, "tool.result", call.ConversationID, payload)
 	return err
@@ -314,13 +315,6 @@ func remember(ctx context.Context, tx pgx.Tx, tools *registry.Registry, rec acti
 	}
 	_, err := action.Grant(ctx, tx, spec, rec.ToolVersion, rec.Agent, conv, d.Surface)
 	return err
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func mustJSON(v any) []byte {

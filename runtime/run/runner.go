@@ -21,6 +21,7 @@ import (
 	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/core/vault"
+	"buddi/internal/text"
 	"buddi/plugins"
 	"buddi/runtime/account"
 	"buddi/runtime/live"
@@ -735,19 +736,12 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 	}
 	if _, err := eventlog.Append(wctx, r.Pool, "run.failed", m.ConversationID, map[string]any{
 		"run_id": m.RunID, "class": class.String(), "sentence": sentence, "retry": retry,
-		"cause": r.scrub(firstLine(cause.Error())),
+		"cause": r.scrub(text.FirstLine(cause.Error())),
 	}); err != nil {
 		return err
 	}
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.failed", Text: sentence, Retry: retry})
 	return nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func liveResumed(m Meta, actionID string) live.Event {

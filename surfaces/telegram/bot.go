@@ -19,6 +19,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/internal/text"
 	"buddi/runtime/live"
 )
 
@@ -163,7 +164,7 @@ func (b *Bot) handlePending(ctx context.Context) error {
 			}
 			delete(b.failures, u.UpdateID)
 			b.d.Log.Warn("an update failed three times; set aside", "update", u.UpdateID, "err", err)
-			if merr := markHandled(ctx, b.d.Store.Pool, u.UpdateID, "ignored", "failed: "+firstLine(err.Error())); merr != nil {
+			if merr := markHandled(ctx, b.d.Store.Pool, u.UpdateID, "ignored", "failed: "+text.FirstLine(err.Error())); merr != nil {
 				return merr
 			}
 		}
@@ -289,7 +290,7 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, msg)
 		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+msg, nil)
 	case err != nil:
-		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That could not be decided: "+firstLine(err.Error()))
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That could not be decided: "+text.FirstLine(err.Error()))
 	default:
 		verb := "Rejected"
 		if approve {
@@ -300,13 +301,6 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		_ = rec
 	}
 	return b.done(ctx, u, "a decision")
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // takeOffer runs an offer from its button: the same atomic claim as a click on the dashboard,
