@@ -227,6 +227,8 @@ func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
 		switch {
 		case tn.Problem != "":
 			r.add(Check{Name: "tailnet", Detail: tn.Problem, Fix: tailnetFix(tn)})
+		case tn.State != "running":
+			r.add(Check{Name: "tailnet", Detail: "the tailnet node is " + tn.State + ", not on the tailnet yet", Fix: "wait a moment and run buddi doctor again; if it stays, read buddi's log (service=tailnet)"})
 		case tn.Owner == "":
 			r.add(Check{Name: "tailnet", Detail: fmt.Sprintf("%s (%s) answers no one: the owner's tailnet login is not set", tn.URL, strings.Join(tn.IPs, ", ")),
 				Fix: "run `buddi tailnet owner LOGIN`, or open a link from `buddi dashboard --tailnet` on your phone"})

@@ -43,13 +43,14 @@ func tailnetWanted(ctx context.Context, cfg config.Config, pool *pgxpool.Pool) (
 // startTailnet starts the node in <home>/tsnet with the auth key from the environment or the
 // vault. The node comes up in the background; a login it needs is logged and shown in health.
 func startTailnet(cfg config.Config, authKey string, secrets vault.Vault, log *slog.Logger) (*tailnet.Node, error) {
+	from := "TS_AUTHKEY"
 	if authKey == "" && secrets != nil {
 		if k, err := secrets.Get(TailnetAuthKeyName); err == nil {
-			authKey = k
+			authKey, from = k, "the vault"
 		}
 	}
 	node, err := tailnet.Start(tailnet.Config{Dir: filepath.Join(cfg.Home, "tsnet"), Hostname: cfg.TailnetHostname,
-		ControlURL: cfg.TailnetControlURL, AuthKey: authKey, NoHTTPS: cfg.TailnetNoHTTPS, Log: log})
+		ControlURL: cfg.TailnetControlURL, AuthKey: authKey, AuthKeyFrom: from, NoHTTPS: cfg.TailnetNoHTTPS, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("%w (turn the tailnet off with `buddi tailnet off`, or start without --tailnet)", err)
 	}
@@ -156,7 +157,8 @@ func (t *tailnetServing) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	prev := &http.Server{Handler: t.gate.OwnerOnly("preview", t.previews.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	// The preview origin's websockets (hijacked, out of Shutdown's reach) end with ctx.
+	prev := &http.Server{Handler: tailnet.EndWith(ctx, t.gate.OwnerOnly("preview", t.previews.Handler())), ReadHeaderTimeout: 10 * time.Second}
 	servers = append(servers, prev)
 	go func() {
 		err := prev.Serve(lp)
@@ -166,7 +168,7 @@ func (t *tailnetServing) serve(ctx context.Context) error {
 		ended <- err
 	}()
 	routes := tailnet.NewRoutes(t.listenRoute, func(r tailnet.Route) http.Handler {
-		return t.gate.OwnerOnly("preview "+r.Name, t.previews.Root(r.Plugin, r.Name))
+		return t.gate.OwnerOnly("preview "+r.Name, tailnet.OwnPagesOnly(t.previews.Root(r.Plugin, r.Name, r.Port)))
 	}, t.log)
 	t.mu.Lock()
 	t.routes = routes

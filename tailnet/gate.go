@@ -65,6 +65,8 @@ type Verdict struct {
 	// ForeignHost: the request named a host that is not the node's (a page on another site
 	// that points its own name at the node): refused.
 	ForeignHost bool
+	// BadTicket: the request brought a sign-in ticket that is used, expired or unknown.
+	BadTicket bool
 }
 
 // IsOwner reports whether the request came from the owner's login (logins compare without
@@ -136,11 +138,13 @@ func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface
 		reason, sentence = "unidentified", "buddi could not tell who is calling over the tailnet, so the request is refused"
 	case v.OwnerErr != nil:
 		reason, sentence, code = "owner unreadable", "the owner's tailnet login could not be read: the database is not answering", http.StatusServiceUnavailable
+	case v.BadTicket:
+		reason, sentence = "used or expired ticket", "that sign-in link was used or has expired: run `buddi dashboard --tailnet` where buddi runs for a new one"
 	case v.Caller.Tagged:
 		reason, sentence = "tagged machine", "a tagged machine acts for no user, and buddi answers only its owner's tailnet login"
 	case v.Owner == "":
 		reason, sentence = "no owner login set",
-			"buddi does not know its owner's tailnet login yet: run `buddi tailnet owner LOGIN` where buddi runs, or open a sign-in link from `buddi dashboard`"
+			"buddi does not know its owner's tailnet login yet: run `buddi tailnet owner LOGIN` where buddi runs, or open a sign-in link from `buddi dashboard --tailnet`"
 	}
 	key := v.Caller.Login + "\x00" + v.Caller.Node + "\x00" + reason + "\x00" + surface
 	now := time.Now()

@@ -6,11 +6,13 @@ package tailnet
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,9 @@ type Config struct {
 	// AuthKey logs the node in without a browser. A node already logged in (its state in Dir)
 	// ignores it.
 	AuthKey string
+	// AuthKeyFrom says where AuthKey came from ("TS_AUTHKEY", "the vault"), for the sentence
+	// that says it was refused.
+	AuthKeyFrom string
 	// NoHTTPS keeps the node from serving HTTPS even when the tailnet offers certificates (a
 	// certificate puts the node's name in the public Certificate Transparency logs).
 	NoHTTPS bool
@@ -65,7 +70,12 @@ type Status struct {
 	LoginURL string   `json:"login_url,omitempty"` // where to log the node in, when it needs it
 	Error    string   `json:"error,omitempty"`     // what went wrong, in one sentence
 	Control  string   `json:"control,omitempty"`   // the coordination server, when not Tailscale's
+	// Since is when the node entered its state.
+	Since time.Time `json:"since"`
 }
+
+// stuckAfter is how long the node may be starting before the status calls it a problem.
+const stuckAfter = 30 * time.Second
 
 // Problem is the one sentence health and doctor say when the node is not on the tailnet, or "".
 func (s Status) Problem() string {
@@ -83,10 +93,18 @@ func (s Status) Problem() string {
 	case StateNeedsApproval:
 		return "the tailnet node waits for the tailnet's admin to approve the machine"
 	case StateStopped:
-		return "the tailnet node is stopped"
+		return "the tailnet node is stopped: restart buddi, or turn the tailnet off with `buddi tailnet off`"
 	default:
 		if s.Error != "" {
 			return "the tailnet node is not up yet: " + s.Error
+		}
+		if !s.Since.IsZero() && time.Since(s.Since) > stuckAfter {
+			control := s.Control
+			if control == "" {
+				control = "Tailscale's coordination server"
+			}
+			return fmt.Sprintf("the tailnet node has been connecting for %s: check that this machine reaches %s (TS_CONTROL_URL chooses another)",
+				time.Since(s.Since).Round(time.Second), control)
 		}
 		return ""
 	}
@@ -140,10 +158,10 @@ func Start(cfg Config) (*Node, error) {
 		Dir: cfg.Dir, Hostname: cfg.Hostname, ControlURL: cfg.ControlURL, AuthKey: cfg.AuthKey,
 		Ephemeral: cfg.Ephemeral,
 		Logf:      func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) },
-		UserLogf:  func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) },
+		UserLogf:  func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 	}
 	n := &Node{cfg: cfg, srv: srv, log: log, done: make(chan struct{}), running: make(chan struct{}), changed: make(chan struct{}),
-		status: Status{State: StateStarting, Hostname: cfg.Hostname, Control: cfg.ControlURL}}
+		status: Status{State: StateStarting, Hostname: cfg.Hostname, Control: cfg.ControlURL, Since: time.Now()}}
 	if err := srv.Start(); err != nil {
 		// tsnet's Close can panic after a failed Start: the server is dropped, not closed.
 		return nil, fmt.Errorf("start the tailnet node: %w", err)
@@ -167,7 +185,7 @@ func Start(cfg Config) (*Node, error) {
 // drops.
 func (n *Node) watch(ctx context.Context) {
 	for ctx.Err() == nil {
-		w, err := n.lc.WatchIPNBus(ctx, ipn.NotifyInitialState)
+		w, err := n.lc.WatchIPNBus(ctx, ipn.NotifyInitialState|ipn.NotifyRateLimit)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.log.Warn("watch the tailnet node's state", "err", err)
@@ -193,8 +211,12 @@ func (n *Node) watch(ctx context.Context) {
 func (n *Node) apply(ctx context.Context, note ipn.Notify) {
 	if note.ErrMessage != nil {
 		msg := *note.ErrMessage
-		if strings.Contains(strings.ToLower(msg), "key") {
-			msg = "the auth key was refused (" + msg + "): set a valid one with `buddi tailnet authkey` or TS_AUTHKEY"
+		if keyRefused.MatchString(msg) {
+			fix := "set a valid one with `buddi tailnet authkey`"
+			if n.cfg.AuthKeyFrom == "TS_AUTHKEY" {
+				fix = "set a valid one in TS_AUTHKEY (it wins over the vault's)"
+			}
+			msg = "the auth key was refused (" + msg + "): " + fix
 		}
 		n.log.Warn("tailnet node", "error", msg)
 		n.set(func(s *Status) { s.Error = msg })
@@ -205,37 +227,64 @@ func (n *Node) apply(ctx context.Context, note ipn.Notify) {
 		n.set(func(s *Status) { s.LoginURL, s.State, s.Error = url, StateNeedsLogin, "" })
 	}
 	if note.State == nil {
+		// A new network map (rate-limited) may rename the node or change its addresses.
+		if note.NetMap != nil && n.Status().State == StateRunning {
+			n.refresh(ctx, false)
+		}
 		return
 	}
 	switch *note.State {
 	case ipn.Running:
-		st, err := n.lc.Status(ctx)
-		if err != nil {
-			n.log.Warn("read the tailnet node's status", "err", err)
-			return
-		}
-		var ips []string
-		for _, ip := range st.TailscaleIPs {
-			ips = append(ips, ip.String())
-		}
-		dns := ""
-		if st.Self != nil {
-			dns = strings.TrimSuffix(st.Self.DNSName, ".")
-		}
-		https := !n.cfg.NoHTTPS && len(st.CertDomains) > 0 && st.CurrentTailnet != nil && st.CurrentTailnet.MagicDNSEnabled
-		n.log.Info("on the tailnet", "name", dns, "ips", strings.Join(ips, " "))
-		n.set(func(s *Status) {
-			s.State, s.IPs, s.DNSName, s.HTTPS, s.LoginURL, s.Error = StateRunning, ips, dns, https, "", ""
-		})
+		n.refresh(ctx, true)
 	case ipn.NeedsLogin:
-		n.set(func(s *Status) { s.State = StateNeedsLogin })
+		n.enter(StateNeedsLogin)
 	case ipn.NeedsMachineAuth:
-		n.set(func(s *Status) { s.State = StateNeedsApproval })
+		n.enter(StateNeedsApproval)
 	case ipn.Stopped:
-		n.set(func(s *Status) { s.State = StateStopped })
+		n.enter(StateStopped)
 	case ipn.Starting, ipn.NoState:
-		n.set(func(s *Status) { s.State = StateStarting })
+		n.enter(StateStarting)
 	}
+}
+
+// keyRefused matches the coordination server's words for an auth key it refused.
+var keyRefused = regexp.MustCompile(`(?i)auth ?key|invalid key|key (?:expired|revoked|not found)`)
+
+// enter moves the node to state, noting when.
+func (n *Node) enter(state string) {
+	n.set(func(s *Status) {
+		if s.State != state {
+			s.State, s.Since = state, time.Now()
+		}
+	})
+}
+
+// refresh reads the node's addresses, MagicDNS name and certificate domains: when it reaches
+// Running (entering), and when a new network map may have changed them.
+func (n *Node) refresh(ctx context.Context, entering bool) {
+	st, err := n.lc.Status(ctx)
+	if err != nil {
+		n.log.Warn("read the tailnet node's status", "err", err)
+		return
+	}
+	var ips []string
+	for _, ip := range st.TailscaleIPs {
+		ips = append(ips, ip.String())
+	}
+	dns := ""
+	if st.Self != nil {
+		dns = strings.TrimSuffix(st.Self.DNSName, ".")
+	}
+	https := !n.cfg.NoHTTPS && len(st.CertDomains) > 0 && st.CurrentTailnet != nil && st.CurrentTailnet.MagicDNSEnabled
+	if entering {
+		n.log.Info("on the tailnet", "name", dns, "ips", strings.Join(ips, " "))
+	}
+	n.set(func(s *Status) {
+		if s.State != StateRunning {
+			s.Since = time.Now()
+		}
+		s.State, s.IPs, s.DNSName, s.HTTPS, s.LoginURL, s.Error = StateRunning, ips, dns, https, "", ""
+	})
 }
 
 // Status is the node's state now.
@@ -283,11 +332,12 @@ func (n *Node) ListenTLS(port int) (net.Listener, error) {
 	if st := n.Status(); st.State != StateRunning || !st.HTTPS {
 		return nil, errors.New("the tailnet offers this node no certificate: enable HTTPS for the tailnet to serve it")
 	}
-	l, err := n.srv.ListenTLS("tcp", ":"+strconv.Itoa(port))
+	// Not tsnet's ListenTLS: it waits, without a deadline, for the node to be up.
+	l, err := n.srv.Listen("tcp", ":"+strconv.Itoa(port))
 	if err != nil {
 		return nil, fmt.Errorf("listen with TLS on the tailnet's port %d: %w", port, err)
 	}
-	return l, nil
+	return tls.NewListener(l, &tls.Config{GetCertificate: n.lc.GetCertificate}), nil
 }
 
 // WhoIs says who is on the other end of a connection that arrived on the node, from its remote
@@ -316,7 +366,9 @@ func (n *Node) Names() []string {
 	st := n.Status()
 	out := []string{strings.ToLower(st.Hostname)}
 	if st.DNSName != "" {
-		out = append(out, strings.ToLower(st.DNSName))
+		dns := strings.ToLower(st.DNSName)
+		short, _, _ := strings.Cut(dns, ".") // the control server may have renamed the node
+		out = append(out, dns, short)
 	}
 	return append(out, st.IPs...)
 }

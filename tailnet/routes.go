@@ -92,14 +92,8 @@ func (rs *Routes) Reconcile(want []Route) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		next := rs.handler(r)
 		s := &served{done: make(chan struct{}), ctx: ctx, cancel: cancel}
-		s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			rctx, rcancel := context.WithCancel(req.Context())
-			defer rcancel()
-			defer context.AfterFunc(ctx, rcancel)()
-			next.ServeHTTP(w, req.WithContext(rctx))
-		})}
+		s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: EndWith(ctx, rs.handler(r))}
 		go func() {
 			defer close(s.done)
 			if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -167,4 +161,36 @@ func (s *served) stop() {
 	case <-s.done:
 	case <-time.After(2 * time.Second):
 	}
+}
+
+// EndWith runs next with each request's context also ending when ctx ends: requests in
+// flight, and websockets a proxy relays (which a server's Shutdown does not reach), end with
+// what serves them.
+func EndWith(ctx context.Context, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
+		next.ServeHTTP(w, r.WithContext(rctx))
+	})
+}
+
+// OwnPagesOnly refuses what a page on another site makes the owner's browser send (a form
+// post, an image, a script), which the owner's tailnet identity would otherwise carry: only
+// the app's own pages (same origin), the owner typing or following a link to a top-level
+// page, and clients that are not browsers get through.
+func OwnPagesOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Sec-Fetch-Site") {
+		case "", "none", "same-origin":
+		default:
+			if r.Method != http.MethodGet || r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte("buddi refuses a request another site made on your behalf: open this app by its own address\n"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,46 @@ func TestStatusProblemNamesTheFix(t *testing.T) {
 	}
 	if p := (tailnet.Status{State: tailnet.StateRunning}).Problem(); p != "" {
 		t.Errorf("running: %q", p)
+	}
+}
+
+// Requests another site makes the owner's browser send do not reach an app on its tailnet
+// port; its own pages, a top-level navigation and non-browser clients do.
+func TestOwnPagesOnly(t *testing.T) {
+	h := tailnet.OwnPagesOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "app") }))
+	cases := []struct {
+		method, site, mode string
+		want               int
+	}{
+		{http.MethodPost, "cross-site", "no-cors", http.StatusForbidden},
+		{http.MethodGet, "cross-site", "no-cors", http.StatusForbidden},  // an image or a script
+		{http.MethodPost, "same-site", "navigate", http.StatusForbidden}, // a form on another port
+		{http.MethodGet, "cross-site", "navigate", http.StatusOK},        // a link the owner followed
+		{http.MethodPost, "same-origin", "cors", http.StatusOK},
+		{http.MethodGet, "none", "navigate", http.StatusOK},
+		{http.MethodPost, "", "", http.StatusOK}, // not a browser
+	}
+	for _, c := range cases {
+		req := httptest.NewRequest(c.method, "http://buddi:5173/", nil)
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+			req.Header.Set("Sec-Fetch-Mode", c.mode)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s %s/%s: %d, want %d", c.method, c.site, c.mode, rec.Code, c.want)
+		}
+	}
+}
+
+func TestStartingTooLongIsAProblem(t *testing.T) {
+	st := tailnet.Status{State: tailnet.StateStarting, Since: time.Now()}
+	if p := st.Problem(); p != "" {
+		t.Fatalf("a node just starting: %q", p)
+	}
+	st.Since = time.Now().Add(-time.Minute)
+	if p := st.Problem(); !strings.Contains(p, "connecting for") || !strings.Contains(p, "TS_CONTROL_URL") {
+		t.Fatalf("a node starting for a minute: %q", p)
 	}
 }

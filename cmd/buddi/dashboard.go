@@ -28,12 +28,13 @@ func (c dashboardCmd) Run(env *runEnv) error {
 		if err != nil {
 			return &exitError{code: 3, err: fmt.Errorf("%v: start buddi with `buddi serve --tailnet` first", err)}
 		}
-		if rep.Tailnet == nil || rep.Tailnet.URL == "" {
-			problem := "buddi runs without the tailnet: start it with `buddi serve --tailnet`, or `buddi tailnet on` and restart"
-			if rep.Tailnet != nil && rep.Tailnet.Problem != "" {
-				problem = rep.Tailnet.Problem
-			}
-			return &exitError{code: 3, err: errors.New(problem)}
+		switch {
+		case rep.Tailnet == nil:
+			return &exitError{code: 3, err: errors.New("buddi runs without the tailnet: start it with `buddi serve --tailnet`, or `buddi tailnet on` and restart")}
+		case rep.Tailnet.Problem != "":
+			return &exitError{code: 1, err: errors.New(rep.Tailnet.Problem)}
+		case rep.Tailnet.URL == "":
+			return &exitError{code: 1, err: fmt.Errorf("the tailnet node is %s, not on the tailnet yet: try again in a moment", rep.Tailnet.State)}
 		}
 		if rep.Tailnet.Owner != "" { // the owner's login is the credential: no ticket is needed
 			if c.JSON {

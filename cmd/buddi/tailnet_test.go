@@ -246,7 +246,7 @@ func TestTailnetFailuresAreNamed(t *testing.T) {
 		}
 		return tn != nil
 	})
-	if !strings.Contains(tn.Problem, "auth key was refused") || !strings.Contains(tn.Problem, "buddi tailnet authkey") {
+	if !strings.Contains(tn.Problem, "auth key was refused") || !strings.Contains(tn.Problem, "set a valid one in TS_AUTHKEY") {
 		t.Fatalf("a refused auth key: %+v", tn)
 	}
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "tailnet", "owner", "not a login"); code != 2 || !strings.Contains(errOut+out, "not a tailnet login") {

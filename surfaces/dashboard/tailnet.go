@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -97,6 +98,11 @@ func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
 	if err := webauth.Use(r.Context(), tx, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
+		if !errors.Is(err, webauth.ErrInvalid) {
+			writeError(w, http.StatusServiceUnavailable, "the sign-in could not be checked: the database is not answering")
+			return
+		}
+		v.BadTicket = true
 		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
 		return
 	}

@@ -70,8 +70,8 @@ func TestTailnetGate(t *testing.T) {
 	if rec := do(http.MethodGet, "/", owner); rec.Code != http.StatusForbidden {
 		t.Fatalf("before an owner: %d", rec.Code)
 	}
-	if rec := do(http.MethodGet, "/auth?ticket=nope", other); rec.Code != http.StatusForbidden {
-		t.Fatalf("a bad ticket: %d", rec.Code)
+	if rec := do(http.MethodGet, "/auth?ticket=nope", other); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "used or has expired") {
+		t.Fatalf("a bad ticket: %d %s", rec.Code, rec.Body)
 	}
 	if o, _ := tailnet.Owner(context.Background(), pool); o != "" {
 		t.Fatalf("a bad ticket pinned %q", o)

@@ -25,10 +25,11 @@ type upstream struct {
 	srv     *httptest.Server
 	port    int
 	cookies chan string
+	hosts   chan string // "Host Origin" of each page request
 }
 
 func newUpstream(t testing.TB) *upstream {
-	u := &upstream{cookies: make(chan string, 100)}
+	u := &upstream{cookies: make(chan string, 100), hosts: make(chan string, 100)}
 	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +49,10 @@ func newUpstream(t testing.TB) *upstream {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case u.cookies <- r.URL.Path + " " + r.Header.Get("Cookie"):
+		default:
+		}
+		select {
+		case u.hosts <- r.Host + " " + r.Header.Get("Origin"):
 		default:
 		}
 		w.Header().Set("Content-Type", "text/html")
@@ -239,5 +244,46 @@ func TestListensOn(t *testing.T) {
 	l.Close()
 	if ok, _ := preview.ListensOn(os.Getpid(), port); ok {
 		t.Fatal("a closed listener still counts")
+	}
+}
+
+// A preview at the root of its own origin (a tailnet port of its own): the app is addressed as
+// on loopback (Host, and its own page's Origin), a foreign Origin is passed on as it is for the
+// app to judge, buddi's cookies stay out, and a process that moved to another port is not
+// reached through the old one.
+func TestRootAddressesTheAppAsOnLoopback(t *testing.T) {
+	f := newFixture(t)
+	root := httptest.NewServer(f.srv.Root("developer", "web", f.up.port))
+	t.Cleanup(root.Close)
+	local := fmt.Sprintf("127.0.0.1:%d", f.up.port)
+	send := func(origin string) (int, string, string, string) {
+		req, _ := http.NewRequest(http.MethodGet, root.URL+"/", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Cookie", "buddi_session_80=secret; theme=dark")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body), <-f.up.hosts, <-f.up.cookies
+	}
+	code, body, hosts, cookies := send(root.URL)
+	if code != http.StatusOK || !strings.Contains(body, "hello preview") {
+		t.Fatalf("the page: %d %s", code, body)
+	}
+	if hosts != local+" http://"+local {
+		t.Fatalf("the app was addressed as %q, want %q", hosts, local+" http://"+local)
+	}
+	if cookies != "/ theme=dark" {
+		t.Fatalf("the app got cookies %q", cookies)
+	}
+	if _, _, hosts, _ := send("http://elsewhere.example"); hosts != local+" http://elsewhere.example" {
+		t.Fatalf("a foreign Origin was rewritten: %q", hosts)
+	}
+	moved := httptest.NewServer(f.srv.Root("developer", "web", f.up.port+1))
+	t.Cleanup(moved.Close)
+	if code, body := get(t, moved.URL+"/"); code != http.StatusBadGateway || !strings.Contains(body, "now listens on port") {
+		t.Fatalf("the old port of a moved process: %d %s", code, body)
 	}
 }

@@ -170,17 +170,30 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // Root serves one preview at the root of an origin of its own (a tailnet port of its own,
-// §12): the port is resolved and checked on every request as on the preview listener, buddi's
-// cookies are kept from the app, and no path prefix is taken off. Who may call is the caller's
-// business (the tailnet gate); this handler checks no preview session.
-func (s *Server) Root(plugin, name string) http.Handler {
+// §12): the port is resolved and checked on every request as on the preview listener (and must
+// still be port, the one the origin was opened for), buddi's cookies are kept from the app, and
+// no path prefix is taken off. The app is addressed as it is on loopback (Host 127.0.0.1:port,
+// and an Origin of its own page likewise), which dev servers answer by default; other names
+// they refuse unless told to allow them. Who may call is the caller's business (the tailnet
+// gate); this handler checks no preview session.
+func (s *Server) Root(plugin, name string, port int) http.Handler {
 	subject := "root:" + Subject(plugin, name)
+	local := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target, err := s.target(r.Context(), plugin, name)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
+		if target.Port != port {
+			http.Error(w, fmt.Sprintf("the process %s now listens on port %d: open that port", name, target.Port), http.StatusBadGateway)
+			return
+		}
+		r = r.Clone(r.Context())
+		if o, err := url.Parse(r.Header.Get("Origin")); err == nil && o.Host != "" && strings.EqualFold(o.Host, r.Host) {
+			r.Header.Set("Origin", "http://"+local)
+		}
+		r.Host = local
 		s.proxyFor(subject, "/", target).ServeHTTP(w, r)
 	})
 }
