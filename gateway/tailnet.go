@@ -182,15 +182,17 @@ func (t *tailnetServing) serve(ctx context.Context) error {
 	t.log.Info("the dashboard is on the tailnet", "url", "http://"+t.node.Status().DNSName+"/")
 	tick := time.NewTicker(TailnetReconcile)
 	defer tick.Stop()
+	failing := false // the processes could not be read last time: said once, not twice a second
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		want, err := t.wantedRoutes(rctx)
 		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				t.log.Warn("read the processes for their tailnet ports", "err", err)
-			}
-		} else {
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			t.log.Warn("read the processes for their tailnet ports; the open ones stay as they are", "err", err)
+			failing = true
+		case err == nil:
+			failing = false
 			routes.Reconcile(want)
 		}
 		select {
