@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"buddi/internal/text"
 	"buddi/queue"
@@ -82,24 +87,29 @@ func (c jobsListCmd) Run(env *runEnv) error {
 	return nil
 }
 
-// jobTargets are the ids a retry or dismiss names: one, or every failed job still counted.
-func jobTargets(env *runEnv, id string, all bool) ([]int64, error) {
+// checkTarget checks what a retry or dismiss names, before anything is opened: one job id
+// (returned), or --all (0).
+func checkTarget(id string, all bool) (int64, error) {
 	if (id == "") == !all {
-		return nil, &exitError{code: 2, err: errors.New("name one job id, or give --all")}
+		return 0, &exitError{code: 2, err: errors.New("name one job id, or give --all")}
 	}
-	if !all {
-		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil || n <= 0 {
-			return nil, &exitError{code: 2, err: fmt.Errorf("%q is not a job id: `buddi jobs` lists them", id)}
-		}
-		return []int64{n}, nil
+	if all {
+		return 0, nil
 	}
-	src, err := openActions(env)
-	if err != nil {
-		return nil, err
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, &exitError{code: 2, err: fmt.Errorf("%q is not a job id: `buddi jobs` lists them", id)}
 	}
-	defer closeSource(src)
-	jobs, err := queue.Failed(env.ctx, src.Pool, false, 500)
+	return n, nil
+}
+
+// jobTargets are the ids a retry or dismiss names: the one checked, or (0) every failed job
+// still counted.
+func jobTargets(ctx context.Context, pool *pgxpool.Pool, one int64) ([]int64, error) {
+	if one != 0 {
+		return []int64{one}, nil
+	}
+	jobs, err := queue.Failed(ctx, pool, false, 500)
 	if err != nil {
 		return nil, err
 	}
@@ -110,16 +120,9 @@ func jobTargets(env *runEnv, id string, all bool) ([]int64, error) {
 	return ids, nil
 }
 
-type jobsRetryCmd struct {
-	ID  string `arg:"" optional:"" help:"The job's id."`
-	All bool   `help:"Every failed job still counted."`
-}
-
-func (c jobsRetryCmd) Run(env *runEnv) error {
-	ids, err := jobTargets(env, c.ID, c.All)
-	if err != nil {
-		return err
-	}
+// withQueue opens the database and an insert-only queue client for a command that changes
+// jobs (the serving buddi runs them).
+func withQueue(env *runEnv, do func(pool *pgxpool.Pool, client *river.Client[pgx.Tx]) error) error {
 	src, err := openActions(env)
 	if err != nil {
 		return err
@@ -129,13 +132,32 @@ func (c jobsRetryCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if err := queue.Retry(env.ctx, src.Pool, client, id); err != nil {
-			return jobExit(err)
-		}
+	return do(src.Pool, client)
+}
+
+type jobsRetryCmd struct {
+	ID  string `arg:"" optional:"" help:"The job's id."`
+	All bool   `help:"Every failed job still counted."`
+}
+
+func (c jobsRetryCmd) Run(env *runEnv) error {
+	one, err := checkTarget(c.ID, c.All)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(env.stdout, "retrying %d %s; buddi serve runs %s\n", len(ids), text.Plural(len(ids), "job"), them(len(ids)))
-	return nil
+	return withQueue(env, func(pool *pgxpool.Pool, client *river.Client[pgx.Tx]) error {
+		ids, err := jobTargets(env.ctx, pool, one)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := queue.Retry(env.ctx, pool, client, id); err != nil {
+				return jobExit(err)
+			}
+		}
+		fmt.Fprintf(env.stdout, "retrying %d %s; buddi serve runs %s\n", len(ids), text.Plural(len(ids), "job"), them(len(ids)))
+		return nil
+	})
 }
 
 type jobsDismissCmd struct {
@@ -144,7 +166,7 @@ type jobsDismissCmd struct {
 }
 
 func (c jobsDismissCmd) Run(env *runEnv) error {
-	ids, err := jobTargets(env, c.ID, c.All)
+	one, err := checkTarget(c.ID, c.All)
 	if err != nil {
 		return err
 	}
@@ -153,6 +175,10 @@ func (c jobsDismissCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
+	ids, err := jobTargets(env.ctx, src.Pool, one)
+	if err != nil {
+		return err
+	}
 	for _, id := range ids {
 		if err := queue.Dismiss(env.ctx, src.Pool, id, "terminal"); err != nil {
 			return jobExit(err)
@@ -167,24 +193,17 @@ type jobsCancelCmd struct {
 }
 
 func (c jobsCancelCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
-	if err != nil {
-		return err
-	}
-	defer closeSource(src)
-	client, err := queue.InsertOnly(src.Pool)
-	if err != nil {
-		return err
-	}
-	row, err := client.JobCancel(env.ctx, c.ID)
-	if err != nil {
-		if strings.Contains(err.Error(), "not found") {
-			return &exitError{code: 1, err: fmt.Errorf("no job %d: `buddi jobs --all` lists the failed ones", c.ID)}
+	return withQueue(env, func(_ *pgxpool.Pool, client *river.Client[pgx.Tx]) error {
+		row, err := client.JobCancel(env.ctx, c.ID)
+		if err != nil {
+			if strings.Contains(err.Error(), "not found") {
+				return &exitError{code: 1, err: fmt.Errorf("no job %d: `buddi jobs --all` lists the failed ones", c.ID)}
+			}
+			return err
 		}
-		return err
-	}
-	fmt.Fprintf(env.stdout, "job %d (%s) is %s\n", row.ID, row.Kind, row.State)
-	return nil
+		fmt.Fprintf(env.stdout, "job %d (%s) is %s\n", row.ID, row.Kind, row.State)
+		return nil
+	})
 }
 
 func jobExit(err error) error {
