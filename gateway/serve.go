@@ -302,7 +302,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 				a, err := artifact.NewStore(src.Pool, cfg.Home).Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
 				return a.ID, err
 			}})
-		if _, err := sys.Spawn(tree.Surfaces, "telegram", func() actors.Actor { return &telegramActor{sys: sys, bot: bot, log: log} }); err != nil {
+		if _, err := sys.Spawn(tree.Surfaces, "telegram", func() actors.Actor {
+			// A refused token leaves the surface idle and down (it says so); any other end of
+			// the poll loop restarts it.
+			return &workActor{sys: sys, name: "telegram poller", work: bot.Run, quiet: func(err error) bool { return errors.Is(err, telegram.ErrRevoked) }}
+		}); err != nil {
 			return err
 		}
 		h.telegram = true
@@ -315,7 +319,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate}
 			return dashboard.NewServer(d)
 		}
-		if _, err := sys.Spawn(tree.Surfaces, "tailnet", func() actors.Actor { return &tailnetActor{sys: sys, t: tn} }); err != nil {
+		if _, err := sys.Spawn(tree.Surfaces, "tailnet", func() actors.Actor {
+			// A listener that fails restarts the actor; the node itself belongs to serve.
+			return &workActor{sys: sys, name: "tailnet", work: tn.serve}
+		}); err != nil {
 			return err
 		}
 		h.tailnet = tn

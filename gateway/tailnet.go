@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"buddi/actors"
 	"buddi/config"
 	"buddi/core/vault"
 	"buddi/health"
@@ -215,39 +214,4 @@ func (t *tailnetServing) listenRoute(port int) (net.Listener, error) {
 		return t.node.ListenTLS(port)
 	}
 	return t.node.Listen(port)
-}
-
-// tailnetActor runs tailnetServing.serve under root/surfaces/tailnet: a listener that fails
-// restarts it. The node itself outlives the actor (it belongs to buddi serve).
-type tailnetActor struct {
-	sys    *actors.System
-	t      *tailnetServing
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-type tailnetEnded struct{ err error }
-
-func (a *tailnetActor) Receive(c *actors.Context) {
-	switch m := c.Message().(type) {
-	case actors.Started:
-		ctx, cancel := context.WithCancel(context.Background())
-		a.cancel, a.done = cancel, make(chan struct{})
-		self, done := c.Self(), a.done
-		go func() {
-			defer close(done)
-			err := a.t.serve(ctx)
-			if ctx.Err() == nil && err != nil {
-				a.sys.Send(self, tailnetEnded{err: err})
-			}
-		}()
-	case tailnetEnded:
-		panic("tailnet: " + errString(m.err))
-	case actors.Stopping, actors.Restarting, actors.Drain:
-		if a.cancel != nil {
-			a.cancel()
-			<-a.done
-			a.cancel = nil
-		}
-	}
 }

@@ -2,15 +2,12 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"buddi/actors"
 	"buddi/core/action"
 	"buddi/core/executor"
 	"buddi/core/registry"
@@ -40,53 +37,6 @@ func telegramDecide(pool *pgxpool.Pool, insert executor.Inserter, reg *registry.
 	return func(ctx context.Context, id string, approve bool) (action.Record, error) {
 		return executor.Decide(ctx, pool, insert, reg, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
 	}
-}
-
-// telegramActor runs the bot under root/surfaces: the poll loop on its own goroutine, stopped
-// with the actor. A refused token leaves it idle (the surface is down, and says so); any other
-// end of the loop fails the actor, and its supervisor restarts it.
-type telegramActor struct {
-	sys    *actors.System
-	bot    *telegram.Bot
-	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-type telegramEnded struct{ err error }
-
-func (a *telegramActor) Receive(c *actors.Context) {
-	switch m := c.Message().(type) {
-	case actors.Started:
-		ctx, cancel := context.WithCancel(context.Background())
-		a.cancel, a.done = cancel, make(chan struct{})
-		self, done := c.Self(), a.done
-		go func() {
-			defer close(done)
-			err := a.bot.Run(ctx)
-			if ctx.Err() == nil {
-				a.sys.Send(self, telegramEnded{err: err})
-			}
-		}()
-	case telegramEnded:
-		if errors.Is(m.err, telegram.ErrRevoked) {
-			return // down until a new token: buddi doctor and /api/health say so
-		}
-		panic("telegram poller ended: " + errString(m.err))
-	case actors.Stopping, actors.Restarting, actors.Drain:
-		if a.cancel != nil {
-			a.cancel()
-			<-a.done
-			a.cancel = nil
-		}
-	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return "without an error"
-	}
-	return err.Error()
 }
 
 // telegramHealth reads the surface's part of the health report.
