@@ -138,9 +138,17 @@ func (e *Executor) claim(ctx context.Context, id string) (bool, error) {
 				return err
 			}
 			if dispatched {
-				_, err = action.Transition(ctx, tx, id, action.Executing, action.Unknown,
-					"buddi stopped after the effect was dispatched: it may or may not have happened", nil)
-				return err
+				if _, err = action.Transition(ctx, tx, id, action.Executing, action.Unknown,
+					"buddi stopped after the effect was dispatched: it may or may not have happened", nil); err != nil {
+					return err
+				}
+				// The run that waits on it resumes now, told the outcome is unknown, not when
+				// the dead job is rescued.
+				rec, err := action.Get(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				return EnqueueResume(ctx, tx, e.insert, rec)
 			}
 			claimed = true // the crash came before dispatch: nothing left the machine
 			return nil

@@ -308,6 +308,10 @@ func TestRecoverMarksDispatchedUnknown(t *testing.T) {
 	if rec, _ := action.Get(ctx, b.pool, p.Action.ID); rec.Approval.State != action.Unknown {
 		t.Errorf("state after Recover: %s, want unknown", rec.Approval.State)
 	}
+	var resumes int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river.river_job WHERE kind = 'run.resume' AND args->>'action_id' = $1`, p.Action.ID).Scan(&resumes); err != nil || resumes != 1 {
+		t.Errorf("run.resume jobs after Recover: %d (%v), want 1: the waiting run resumes now", resumes, err)
+	}
 	close(slow.hang)
 	<-done
 	if slow.runs.Load() != 1 {
