@@ -59,7 +59,7 @@ func (h *ProcessHost) Adopt(ctx context.Context, workspace, name string, p Proc)
 	if _, taken := h.procs[workspace][name]; taken {
 		return fmt.Errorf("process host: %s already runs in %s", name, workspace)
 	}
-	ref, err := h.sys.Spawn(ws, name, func() actors.Actor { return &processActor{sys: h.sys, p: p} })
+	ref, err := h.sys.Spawn(ws, name, func() actors.Actor { return &processActor{p: p} })
 	if err != nil {
 		return fmt.Errorf("process host: %s in %s: %w", name, workspace, err)
 	}
@@ -125,8 +125,7 @@ func (h *ProcessHost) Running(workspace string) []string {
 
 // processActor owns one process: stopping the actor stops the process.
 type processActor struct {
-	sys *actors.System
-	p   Proc
+	p Proc
 }
 
 func (a *processActor) Receive(c *actors.Context) {

@@ -11,11 +11,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/internal/text"
 )
 
 // Artifact describes one stored file.
@@ -88,12 +89,10 @@ func (s *Store) Save(ctx context.Context, a Artifact, data []byte) (Artifact, er
 	return a, err
 }
 
-var uuidShape = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 // Open returns the artifact id and its bytes.
 func (s *Store) Open(ctx context.Context, id string) (Artifact, []byte, error) {
 	var a Artifact
-	if !uuidShape.MatchString(id) {
+	if !text.ValidUUID(id) {
 		return a, nil, ErrNotFound
 	}
 	err := s.pool.QueryRow(ctx, `SELECT id::text, agent, COALESCE(conversation_id::text, ''), run_id, name, media_type, bytes, sha256, source, created_at

@@ -67,7 +67,8 @@ func TestSendStartsARunAndJoinsTheOneInFlight(t *testing.T) {
 		texts = append(texts, string(e.Body))
 	}
 	got := strings.Join(texts, "|")
-	if !strings.Contains(got, `"one"`) || strings.Index(got, `"two"`) > strings.Index(got, `"three"`) {
+	two, three := strings.Index(got, `"two"`), strings.Index(got, `"three"`)
+	if !strings.Contains(got, `"one"`) || two < 0 || three < 0 || two > three {
 		t.Fatalf("transcript %s", got)
 	}
 	// The second run finishes with nothing waiting: the conversation is idle again.

@@ -200,7 +200,7 @@ func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err 
 		return errors.Join(err, fmt.Errorf("close the failed turn: %w", cerr))
 	}
 	final := fmt.Errorf("%s: %w", why, err)
-	if job.Attempt >= job.MaxAttempts {
+	if last {
 		return final // River discards it: a failed job, the owner's to retry or dismiss
 	}
 	return river.JobCancel(final)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -54,14 +53,13 @@ func (r *Runner) Recover(ctx context.Context, client *river.Client[pgx.Tx]) (int
 		if err != nil {
 			return len(recovered), err
 		}
-		args := StartArgs{RunID: a.RunID, Recovery: time.Now().UnixNano()}
+		args := StartArgs{RunID: a.RunID}
 		if found {
 			args.ConversationID, args.Agent, args.Surface, args.Interactive = m.ConversationID, m.Agent, m.Surface, m.Interactive
 		} else if err := json.Unmarshal(j.args, &args); err != nil {
 			continue
-		} else {
-			args.Recovery = time.Now().UnixNano()
 		}
+		args.Recovery = r.now().UnixNano()
 		err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 			if err := Enqueue(ctx, tx, r.Insert, args); err != nil {
 				return err

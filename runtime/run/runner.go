@@ -124,8 +124,7 @@ func (r *Runner) Pin(ctx context.Context, args StartArgs) (Meta, error) {
 		return m, err
 	}
 	if !found {
-		return m, &Problem{Kind: "no-account", Agent: args.Agent,
-			Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", args.Agent, args.Agent)}
+		return m, noAccount(args.Agent)
 	}
 	m.Account, m.Model = as.Account, as.Model
 	if a, err := r.Accounts.Get(ctx, as.Account); err == nil {
@@ -197,6 +196,13 @@ func credential(ctx context.Context, accounts *account.Store, secrets Secrets, a
 
 // Check says whether agent can run now: it has an account and model, the account is enabled
 // and its credential is in the vault. A problem is typed and says what to do; a nil problem
+
+// noAccount is the problem of an agent with no model account assigned.
+func noAccount(agent string) *Problem {
+	return &Problem{Kind: "no-account", Agent: agent,
+		Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", agent, agent)}
+}
+
 // with a nil error means it can run.
 func Check(ctx context.Context, accounts *account.Store, secrets Secrets, agent string) (*Problem, error) {
 	as, found, err := accounts.Assigned(ctx, agent)
@@ -204,8 +210,7 @@ func Check(ctx context.Context, accounts *account.Store, secrets Secrets, agent 
 		return nil, err
 	}
 	if !found {
-		return &Problem{Kind: "no-account", Agent: agent,
-			Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", agent, agent)}, nil
+		return noAccount(agent), nil
 	}
 	_, _, err = credential(ctx, accounts, secrets, agent, as.Account)
 	var p *Problem
