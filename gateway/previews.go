@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"strconv"
@@ -17,16 +18,14 @@ func previewResolver(store *developer.Store) preview.Resolver {
 		if plugin != developer.Name {
 			return preview.Target{}, preview.ErrUnknown
 		}
-		procs, err := store.Processes(ctx, "")
+		p, err := store.RunningProcess(ctx, name)
+		if errors.Is(err, developer.ErrNoProcess) || err == nil && (!p.Running || p.Port == nil) {
+			return preview.Target{}, preview.ErrUnknown
+		}
 		if err != nil {
 			return preview.Target{}, err
 		}
-		for _, p := range procs {
-			if p.Name == name && p.Running && p.Port != nil {
-				return preview.Target{Port: *p.Port, Pid: p.Pid}, nil
-			}
-		}
-		return preview.Target{}, preview.ErrUnknown
+		return preview.Target{Port: *p.Port, Pid: p.Pid}, nil
 	}
 }
 

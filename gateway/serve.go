@@ -120,6 +120,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}()
 	procs := &processHost{}
 	devStore := developer.NewStore(src.Pool, nil)
+	artifacts := artifact.NewStore(src.Pool, cfg.Home)
 	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Resolve: previewResolver(devStore), Log: log,
 		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
 	previewPort := previewListener.Addr().(*net.TCPAddr).Port
@@ -158,7 +159,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	exec := executor.New(src.Pool, reg, insert, log)
-	exec.Policy = ownerPolicy(cfg.Home, developer.NewStore(src.Pool, nil))
+	exec.Policy = ownerPolicy(cfg.Home, devStore)
 	exec.Scrub = scrub
 	// The runtime: conversations, the run loop, and the live hub the surfaces watch.
 	hub := live.NewHub()
@@ -269,8 +270,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 				TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
 					return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
 				}},
-			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: developer.NewStore(src.Pool, nil), tailnet: node != nil},
-			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifact.NewStore(src.Pool, cfg.Home)},
+			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: devStore, tailnet: node != nil},
+			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifacts},
 			Remote: cfg.Remote(), PublicHost: cfg.WebHost}
 	}
 	parts := supervisor.Parts{
@@ -299,7 +300,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
 			Decide: telegramDecide(src.Pool, insert, reg), Log: log,
 			Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {
-				a, err := artifact.NewStore(src.Pool, cfg.Home).Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
+				a, err := artifacts.Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
 				return a.ID, err
 			}})
 		if _, err := sys.Spawn(tree.Surfaces, "telegram", func() actors.Actor {

@@ -44,13 +44,32 @@ var ErrNoProcess = errors.New("developer: no such process")
 // Processes lists the processes recorded as running, of agent or of every agent when agent
 // is empty, each checked against the system (a recycled pid is not running).
 func (s *Store) Processes(ctx context.Context, agent string) ([]Process, error) {
+	return s.processes(ctx, agent, "")
+}
+
+// RunningProcess is the process recorded as running under name (names are unique among
+// them), checked against the system: one row, for what is asked on every preview request.
+// ErrNoProcess when there is none.
+func (s *Store) RunningProcess(ctx context.Context, name string) (Process, error) {
+	list, err := s.processes(ctx, "", name)
+	if err != nil {
+		return Process{}, err
+	}
+	if len(list) == 0 {
+		return Process{}, fmt.Errorf("%q: %w", name, ErrNoProcess)
+	}
+	return list[0], nil
+}
+
+// processes reads the rows recorded as running, narrowed to an agent and a name when given.
+func (s *Store) processes(ctx context.Context, agent, name string) ([]Process, error) {
 	if s == nil || s.pool == nil {
 		return nil, errNoDatabase
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at
-		FROM developer.processes WHERE stopped_at IS NULL AND ($1 = '' OR agent = $1)
-		ORDER BY agent, name`, agent)
+		FROM developer.processes WHERE stopped_at IS NULL AND ($1 = '' OR agent = $1) AND ($2 = '' OR name = $2)
+		ORDER BY agent, name`, agent, name)
 	if err != nil {
 		return nil, fmt.Errorf("developer: list processes: %w", err)
 	}

@@ -10,9 +10,6 @@ import (
 	"strings"
 )
 
-// ErrNotListening means the process does not listen on the port.
-var ErrNotListening = errors.New("preview: the process does not listen on that port")
-
 // listeningInodes returns the socket inodes listening on TCP port (IPv4 and IPv6), read
 // from /proc/net/tcp{,6}.
 func listeningInodes(port int) (map[string]bool, error) {
@@ -122,14 +119,6 @@ func reachesLoopback(hexAddr string) bool {
 		return true
 	}
 	return false
-}
-
-// ListensOn reports whether the process pid, or a process of the group it leads (what
-// buddi spawned: a dev server's worker may hold the socket), has a socket listening on port
-// among its descriptors. Anything unreadable counts as no.
-func ListensOn(pid, port int) (bool, error) {
-	_, ok, err := FindListening(pid, port)
-	return ok, err
 }
 
 // processGroup is pid's process group, or -1 when it cannot be read.

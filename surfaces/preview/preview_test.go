@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -220,12 +221,16 @@ func TestPreviewPortsAreChecked(t *testing.T) {
 	}
 }
 
-func TestListensOn(t *testing.T) {
+func TestFindListening(t *testing.T) {
+	listens := func(pid, port int) bool {
+		_, ok, _ := preview.FindListening(pid, port)
+		return ok
+	}
 	// A socket on another loopback address is not what the proxy's 127.0.0.1 reaches.
 	other, err := net.Listen("tcp", "127.0.0.2:0")
 	if err == nil {
 		defer other.Close()
-		if ok, _ := preview.ListensOn(os.Getpid(), other.Addr().(*net.TCPAddr).Port); ok {
+		if listens(os.Getpid(), other.Addr().(*net.TCPAddr).Port) {
 			t.Fatal("a socket on 127.0.0.2 passed for 127.0.0.1")
 		}
 	}
@@ -235,14 +240,14 @@ func TestListensOn(t *testing.T) {
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
-	if ok, err := preview.ListensOn(os.Getpid(), port); err != nil || !ok {
+	if _, ok, err := preview.FindListening(os.Getpid(), port); err != nil || !ok {
 		t.Fatalf("our own listener: %v %v", ok, err)
 	}
-	if ok, _ := preview.ListensOn(1, port); ok {
+	if listens(1, port) {
 		t.Fatal("pid 1 does not hold our socket")
 	}
 	l.Close()
-	if ok, _ := preview.ListensOn(os.Getpid(), port); ok {
+	if listens(os.Getpid(), port) {
 		t.Fatal("a closed listener still counts")
 	}
 }
@@ -285,5 +290,43 @@ func TestRootAddressesTheAppAsOnLoopback(t *testing.T) {
 	t.Cleanup(moved.Close)
 	if code, body := get(t, moved.URL+"/"); code != http.StatusBadGateway || !strings.Contains(body, "now listens on port") {
 		t.Fatalf("the old port of a moved process: %d %s", code, body)
+	}
+}
+
+// Shutdown closes the websockets the preview listener relays, which the HTTP server itself
+// no longer tracks once they are upgraded.
+func TestShutdownClosesRelayedWebsockets(t *testing.T) {
+	f := newFixture(t)
+	cookie := f.open(t, "web")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- f.srv.Serve(l) }()
+	url := "ws://" + l.Addr().String() + "/preview/developer/web/ws"
+	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := ws.WriteMessage(websocket.TextMessage, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := ws.ReadMessage(); err != nil || string(msg) != "ping" {
+		t.Fatalf("echo before the shutdown: %q %v", msg, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err = ws.ReadMessage()
+	if ne, ok := err.(net.Error); err == nil || ok && ne.Timeout() {
+		t.Fatalf("the relayed websocket outlived the shutdown: %v", err)
 	}
 }

@@ -44,9 +44,6 @@ type Deps struct {
 	// Refused are ports never proxied to besides the privileged ones: buddi's own listeners
 	// and Postgres's.
 	Refused []int
-	// ListensOn checks that a process listens on a port; nil uses the /proc check, with the
-	// socket found once and its descriptor rechecked on every request.
-	ListensOn func(pid, port int) (bool, error)
 	// Log receives what the server logs. Nil discards.
 	Log *slog.Logger
 }
@@ -56,7 +53,8 @@ type Server struct {
 	deps    Deps
 	handler http.Handler
 	log     *slog.Logger
-	cur     *http.Server // the server of the current Serve; a restart makes a new one
+	cur     *http.Server       // the server of the current Serve; a restart makes a new one
+	cancel  context.CancelFunc // ends the requests (and relayed websockets) of cur
 
 	mu        sync.Mutex
 	checks    map[string]bool         // subject → the first HTML response referenced absolute assets
@@ -91,28 +89,32 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve answers on l until Shutdown. Each call serves with a new HTTP server, so the actor
 // that owns it can serve again after a restart.
 func (s *Server) Serve(l net.Listener) error {
+	// Every request's context ends with the server: the proxy then closes the websockets it
+	// relays, which, hijacked, are out of the HTTP server's reach.
+	base, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return base }}
 	s.mu.Lock()
-	s.cur = srv
+	s.cur, s.cancel = srv, cancel
 	s.mu.Unlock()
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		cancel()
 		return err
 	}
 	return nil
 }
 
-// Shutdown stops the current server; proxied websockets are closed with it.
+// Shutdown stops the current server and the websockets it relays.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	srv := s.cur
+	srv, cancel := s.cur, s.cancel
 	s.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
-	err := srv.Shutdown(ctx)
-	_ = srv.Close() // hijacked (upgraded) connections are not tracked by Shutdown
-	return err
+	cancel()
+	return srv.Shutdown(ctx)
 }
 
 // Subject names one preview: "<plugin>/<name>".
@@ -255,12 +257,6 @@ func (s *Server) allowed(t Target) error {
 			return fmt.Errorf("port %d belongs to buddi or its database and is never previewed", t.Port)
 		}
 	}
-	if s.deps.ListensOn != nil {
-		if ok, err := s.deps.ListensOn(t.Pid, t.Port); err != nil || !ok {
-			return fmt.Errorf("the process is not listening on port %d", t.Port)
-		}
-		return nil
-	}
 	s.mu.Lock()
 	l, ok := s.verified[t]
 	s.mu.Unlock()
@@ -327,7 +323,7 @@ func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 			s.mu.Lock()
 			_, seen := s.checks[subject]
 			s.mu.Unlock()
-			if seen {
+			if seen || prefix == "/" { // a root preview has no prefix to break: nothing asks
 				return nil
 			}
 			body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
