@@ -83,11 +83,7 @@ func Group(jobs []FailedJob, now time.Time) []Cause {
 			order = append(order, key)
 		}
 		c.Jobs = append(c.Jobs, j.ID)
-		finished := j.CreatedAt
-		if j.FinalizedAt != nil {
-			finished = *j.FinalizedAt
-		}
-		if heals > 0 && now.Sub(finished) >= heals {
+		if heals > 0 && now.Sub(j.At()) >= heals {
 			c.Passed = true
 		}
 	}

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,11 +96,7 @@ func WatchDeadLetters(ctx context.Context, pool *pgxpool.Pool, now time.Time) (s
 		}
 		var deaths []FailedJob
 		for _, j := range failed {
-			at := j.CreatedAt
-			if j.FinalizedAt != nil {
-				at = *j.FinalizedAt
-			}
-			if unattended(j) && at.After(since) {
+			if unattended(j) && j.At().After(since) {
 				deaths = append(deaths, j)
 			}
 		}
@@ -108,10 +105,7 @@ func WatchDeadLetters(ctx context.Context, pool *pgxpool.Pool, now time.Time) (s
 			first, last := now, time.Time{}
 			kinds := map[string]bool{}
 			for _, j := range deaths {
-				at := j.CreatedAt
-				if j.FinalizedAt != nil {
-					at = *j.FinalizedAt
-				}
+				at := j.At()
 				if at.Before(first) {
 					first = at
 				}
@@ -126,7 +120,7 @@ func WatchDeadLetters(ctx context.Context, pool *pgxpool.Pool, now time.Time) (s
 					return err
 				}
 			}
-			inc.LastDeath, inc.Jobs, inc.Lost = last, len(deaths), sortedKeys(kinds)
+			inc.LastDeath, inc.Jobs, inc.Lost = last, len(deaths), slices.Sorted(maps.Keys(kinds))
 			changed = true
 		}
 		switch {
@@ -160,15 +154,6 @@ func incidentMessage(inc Incident) string {
 	return fmt.Sprintf("Work that runs on its own is not happening: %d %s failed since %s (%s). Nothing more is sent about this outage. "+
 		"See them with `buddi jobs --state failed` and run them again with `buddi jobs retry --all` (or stop counting them with `buddi jobs dismiss --all`).",
 		inc.Jobs, text.Plural(inc.Jobs, "job"), inc.FirstDeath.Local().Format("15:04 on Jan 2"), strings.Join(inc.Lost, ", "))
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // DeadLetterArgs is the periodic job that runs the watch.

@@ -31,6 +31,14 @@ type FailedJob struct {
 	Dismissed   bool            `json:"dismissed"`              // by the owner, or by age
 }
 
+// At is when the job stopped being tried (when River recorded no end: when it was enqueued).
+func (j FailedJob) At() time.Time {
+	if j.FinalizedAt != nil {
+		return *j.FinalizedAt
+	}
+	return j.CreatedAt
+}
+
 // ErrNotFailed means the job does not exist or has not failed.
 var ErrNotFailed = errors.New("queue: no such failed job")
 
