@@ -278,7 +278,7 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		return b.takeOffer(ctx, u, cq, parts[1])
 	}
 	approve := parts[0] == "approve"
-	rec, err := b.d.Decide(ctx, parts[1], approve)
+	_, err = b.d.Decide(ctx, parts[1], approve)
 	var lost *action.AlreadyDecidedError
 	switch {
 	case errors.As(err, &lost):
@@ -298,7 +298,6 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		}
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, verb)
 		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+verb+" here.", nil)
-		_ = rec
 	}
 	return b.done(ctx, u, "a decision")
 }

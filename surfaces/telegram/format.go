@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -28,24 +29,23 @@ func renderHTML(md string) string {
 	md = fence.ReplaceAllStringFunc(md, func(m string) string {
 		inner := fence.FindStringSubmatch(m)[1]
 		blocks = append(blocks, "<pre>"+escape(strings.TrimRight(inner, "\n"))+"</pre>")
-		return "\x00" + string(rune('0'+len(blocks)-1)) + "\x00"
+		return "\x00" + strconv.Itoa(len(blocks)-1) + "\x00"
 	})
 	s := escape(md)
 	var codes []string
 	s = inlineCode.ReplaceAllStringFunc(s, func(m string) string {
 		codes = append(codes, "<code>"+inlineCode.FindStringSubmatch(m)[1]+"</code>")
-		return "\x01" + string(rune('0'+len(codes)-1)) + "\x01"
+		return "\x01" + strconv.Itoa(len(codes)-1) + "\x01"
 	})
 	s = link.ReplaceAllString(s, `<a href="$2">$1</a>`)
 	s = bold.ReplaceAllString(s, "<b>$1</b>")
 	s = italic.ReplaceAllString(s, "$1<i>$2</i>$3")
 	s = heading.ReplaceAllString(s, "<b>$1</b>")
 	for i, c := range codes {
-		s = strings.Replace(s, "\x01"+string(rune('0'+i))+"\x01", c, 1)
+		s = strings.Replace(s, "\x01"+strconv.Itoa(i)+"\x01", c, 1)
 	}
 	for i, b := range blocks {
-		s = strings.Replace(s, escape("\x00"+string(rune('0'+i))+"\x00"), b, 1)
-		s = strings.Replace(s, "\x00"+string(rune('0'+i))+"\x00", b, 1)
+		s = strings.Replace(s, "\x00"+strconv.Itoa(i)+"\x00", b, 1)
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -44,4 +45,21 @@ func FuzzRenderHTML(f *testing.F) {
 			t.Fatalf("a tag of the model's survived: %q", out)
 		}
 	})
+}
+
+// Many code spans and blocks in one message each come back in place (their placeholders are
+// numbered in decimal, which neither escaping nor the Markdown rules touch).
+func TestRenderManyCodeSpans(t *testing.T) {
+	var md, want strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&md, "`c%d` ", i)
+		fmt.Fprintf(&want, "<code>c%d</code> ", i)
+	}
+	for i := range 15 {
+		fmt.Fprintf(&md, "\n```\nb%d\n```\n", i)
+		fmt.Fprintf(&want, "\n<pre>b%d</pre>\n", i)
+	}
+	if got := renderHTML(md.String()); got != want.String() {
+		t.Fatalf("got  %q\nwant %q", got, want.String())
+	}
 }
