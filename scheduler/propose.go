@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -110,12 +109,8 @@ func (t proposeTool) Describe(_ context.Context, call plugins.Call) (plugins.Env
 	if now.IsZero() {
 		now = time.Now()
 	}
-	var next []string
-	for _, at := range s.Between(now, now.AddDate(1, 0, 0), 3) {
-		next = append(next, at.In(s.Loc).Format("Mon Jan 2 15:04"))
-	}
 	preview := fmt.Sprintf("Run %s with this instruction:\n  %s\nWhen: %s (%s; cron %q); the next three: %s.\nStops when: %s\nLast day: %s.",
-		call.Agent, p.Prompt, s.Words(), s.Loc, p.Cron, strings.Join(next, ", "), p.StopWhen, ends.Add(-time.Second).In(s.Loc).Format("Mon Jan 2 2006"))
+		call.Agent, p.Prompt, s.Words(), s.Loc, p.Cron, s.nextThree(now), p.StopWhen, ends.Add(-time.Second).In(s.Loc).Format("Mon Jan 2 2006"))
 	return plugins.Envelope{Summary: fmt.Sprintf("A standing schedule for %s: %s", call.Agent, p.Name),
 		Effects: []plugins.Effect{plugins.EffectStateWrite}, Preview: preview}, nil
 }
@@ -175,9 +170,6 @@ func (cancelMineTool) Describe(_ context.Context, call plugins.Call) (plugins.En
 	return plugins.Envelope{Summary: "End my schedule " + string(call.Args)}, nil
 }
 
-// ErrNotYours refuses cancelling a mission the agent did not propose.
-var ErrNotYours = errors.New("not one of your schedules")
-
 func (t cancelMineTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
 	var a struct {
 		MissionID int64 `json:"mission_id"`
@@ -191,7 +183,7 @@ func (t cancelMineTool) Execute(ctx context.Context, call plugins.Call, _ *plugi
 		return plugins.Result{}, err
 	}
 	if tag.RowsAffected() == 0 {
-		return plugins.Result{Text: fmt.Sprintf("Mission %d is %v (or already ended).", a.MissionID, ErrNotYours), IsError: true}, nil
+		return plugins.Result{Text: fmt.Sprintf("Mission %d is not one of your schedules (or already ended).", a.MissionID), IsError: true}, nil
 	}
 	if _, err := eventlog.Append(ctx, t.st.Pool, "mission.ended", "", map[string]any{"mission_id": a.MissionID, "by": call.Agent}); err != nil {
 		return plugins.Result{}, err

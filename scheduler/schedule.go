@@ -98,15 +98,16 @@ func (s Schedule) Between(after, until time.Time, limit int) []time.Time {
 
 // Cadence says the schedule in words, for previews ("every day at 02:30 (Europe/Berlin)").
 func (s Schedule) Cadence(now time.Time) string {
-	next := s.Between(now, now.AddDate(1, 0, 0), 3)
-	var b []byte
-	for i, t := range next {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, t.In(s.Loc).Format("Mon Jan 2 15:04")...)
+	return fmt.Sprintf("%s (%s); next: %s", s.Words(), s.Loc, s.nextThree(now))
+}
+
+// nextThree lists the next three instants after now, in the schedule's zone, within a year.
+func (s Schedule) nextThree(now time.Time) string {
+	var next []string
+	for _, t := range s.Between(now, now.AddDate(1, 0, 0), 3) {
+		next = append(next, t.In(s.Loc).Format("Mon Jan 2 15:04"))
 	}
-	return fmt.Sprintf("%s (%s); next: %s", s.Words(), s.Loc, string(b))
+	return strings.Join(next, ", ")
 }
 
 // Words says a five-field schedule in words where it is a common shape ("weekdays at 09:00",
