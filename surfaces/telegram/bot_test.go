@@ -294,11 +294,28 @@ func TestRestartLosesNothingAndRepeatsNothing(t *testing.T) {
 	f.pair()
 	f.handled(1)
 	f.stop()
-	// Updates stored while no bot handled them (the offset advanced past them).
-	f.push(text(owner, ownerChat, "private", "one"))
-	f.push(text(owner, ownerChat, "private", "two"))
-	// A bot that only polls and stores, then is stopped before handling: simulate with a
-	// restart: the next bot handles what is stored, once.
+	// A poll stored two updates and advanced the offset past them, and its bot stopped before
+	// handling them (as persist does: the rows and the cursor in one transaction). Telegram
+	// will not send them again: the next bot handles them from the store, once.
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, words := range []string{"one", "two"} {
+			u := text(owner, ownerChat, "private", words)
+			u["update_id"] = f.nextID
+			f.nextID++
+			b, _ := json.Marshal(u)
+			if _, err := tx.Exec(ctx, `INSERT INTO core.surface_updates (surface, update_id, payload) VALUES ($1, $2, $3)`, telegram.Surface, u["update_id"], b); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `UPDATE core.surface_cursors SET next_offset = $2 WHERE surface = $1`, telegram.Surface, f.nextID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.start()
 	f.handled(3)
 	f.stop()
