@@ -1,0 +1,173 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// needBox skips a test on a machine where Check says no box can be made, naming why.
+func needBox(t *testing.T) {
+	t.Helper()
+	if err := Check(); err != nil {
+		t.Skipf("no box on this machine, so nothing to test: %v", err)
+	}
+}
+
+// tree is a data directory and a workspace in a temporary directory.
+type tree struct{ root, home, ws string }
+
+func newTree(t *testing.T) tree {
+	t.Helper()
+	root := t.TempDir()
+	tr := tree{root: root, home: root + "/home", ws: root + "/ws"}
+	for _, d := range []string{tr.home, tr.ws} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+// shell runs sh -c script in the box, in dir, and returns its output and exit code.
+func shell(t *testing.T, p Policy, dir, script string) (string, int, error) {
+	t.Helper()
+	return runIn(t, p, dir, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, "")
+}
+
+// runIn runs argv in the box through Start (failAt set: through a launch that fails there).
+func runIn(t *testing.T, p Policy, dir string, argv, env []string, failAt string) (string, int, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: env, Dir: dir, Stdout: w, Stderr: w}
+	if failAt == "" {
+		err = Start(cmd, p)
+	} else {
+		err = startLaunch(cmd, launch{Policy: p, Path: argv[0], Argv: argv, Env: env, Dir: dir, FailAt: failAt})
+	}
+	_ = w.Close()
+	if err != nil {
+		return "", -1, err
+	}
+	out, _ := io.ReadAll(r)
+	_ = cmd.Wait()
+	return string(out), cmd.ProcessState.ExitCode(), nil
+}
+
+// TestBoxBasics: a boxed shell runs in the workspace with exactly the environment it was
+// given, writes there and in its private /tmp, and finds neither the data directory nor
+// buddi's environment.
+func TestBoxBasics(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	tr := newTree(t)
+	if err := os.WriteFile(tr.home+"/vault.json", []byte("sealed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "CI=1"}
+	out, code, err := runIn(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws, []string{"/usr/bin/env"}, env, "")
+	if err != nil || code != 0 {
+		t.Fatalf("env: %v, exit %d, %s", err, code, out)
+	}
+	if got := strings.Split(strings.TrimSpace(out), "\n"); !slices.Equal(got, env) {
+		t.Errorf("the program saw the environment %q, want %q", got, env)
+	}
+	out, code, err = shell(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws,
+		`pwd; echo a > made && echo wrote-ws; echo b > /tmp/t && cat /tmp/t; cat `+tr.home+`/vault.json || echo no-vault`)
+	if err != nil || code != 0 {
+		t.Fatalf("sh: %v, exit %d, %s", err, code, out)
+	}
+	want := tr.ws + "\nwrote-ws\nb\n"
+	if !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "no-vault\n") {
+		t.Errorf("got\n%s\nwant it to start %q and end no-vault", out, want)
+	}
+	if b, err := os.ReadFile(tr.ws + "/made"); err != nil || string(b) != "a\n" {
+		t.Errorf("the workspace file: %q, %v", b, err)
+	}
+}
+
+// TestLaunchFailsClosed: every stage of the launcher that fails keeps the program from
+// running at all, and Start says which stage.
+func TestLaunchFailsClosed(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	for _, stage := range []string{"policy", "paths", "mounts", "landlock", "privileges", "exec"} {
+		t.Run("forced at "+stage, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			_, _, err := runIn(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws,
+				[]string{"/bin/sh", "-c", "echo ran > ran"}, nil, stage)
+			var le *LaunchError
+			if !errors.As(err, &le) || le.Stage != stage || !strings.Contains(err.Error(), "was not run") {
+				t.Fatalf("got %v, want a LaunchError at %s", err, stage)
+			}
+			if _, err := os.Stat(tr.ws + "/ran"); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the program ran: %v", err)
+			}
+		})
+	}
+	t.Run("a workspace that does not exist", func(t *testing.T) {
+		t.Parallel()
+		tr := newTree(t)
+		gone := tr.root + "/gone"
+		_, _, err := runIn(t, Policy{Home: tr.home, Workspace: gone}, gone, []string{"/bin/true"}, nil, "")
+		var le *LaunchError
+		if !errors.As(err, &le) || le.Stage != "paths" || !strings.Contains(le.Reason, "does not exist") {
+			t.Fatalf("got %v, want a LaunchError at paths saying the workspace does not exist", err)
+		}
+	})
+	t.Run("a workspace that leads into the data directory", func(t *testing.T) {
+		t.Parallel()
+		tr := newTree(t)
+		link := tr.root + "/link"
+		if err := os.Symlink(tr.home, link); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runIn(t, Policy{Home: tr.home, Workspace: link}, link, []string{"/bin/true"}, nil, "")
+		var le *LaunchError
+		if !errors.As(err, &le) || le.Stage != "paths" || !strings.Contains(le.Reason, "inside buddi's data directory") {
+			t.Fatalf("got %v, want a LaunchError at paths refusing the data directory", err)
+		}
+	})
+	t.Run("a program the box hides", func(t *testing.T) {
+		t.Parallel()
+		tr := newTree(t)
+		prog := filepath.Join(tr.home, "tool")
+		if err := os.WriteFile(prog, []byte("#!/bin/sh\necho ran\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runIn(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws, []string{prog}, nil, "")
+		var le *LaunchError
+		if !errors.As(err, &le) || le.Stage != "exec" {
+			t.Fatalf("got %v, want a LaunchError at exec", err)
+		}
+	})
+	t.Run("refused before a launcher starts", func(t *testing.T) {
+		t.Parallel()
+		tr := newTree(t)
+		for _, c := range []struct {
+			p   Policy
+			dir string
+		}{
+			{Policy{Home: tr.home, Workspace: tr.ws, Writable: []string{tr.home + "/cache"}}, tr.ws},
+			{Policy{Home: tr.home, Workspace: tr.ws}, tr.root},
+			{Policy{Workspace: tr.ws}, tr.ws},
+		} {
+			cmd := &exec.Cmd{Path: "/bin/true", Dir: c.dir}
+			if err := Start(cmd, c.p); err == nil || cmd.Process != nil {
+				t.Errorf("Start(%+v in %s) = %v, started %v: want a refusal", c.p, c.dir, err, cmd.Process != nil)
+			}
+		}
+	})
+}

@@ -1,0 +1,173 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// mount makes the box's view of the file system, in the launcher's own mount namespace
+// (nothing here is seen outside it): mounts stop propagating; each private directory gets an
+// empty writable tmpfs, and the policy's paths under one are mounted back in; .git and the
+// read-only paths become read-only; Home is covered by an empty read-only tmpfs.
+func (b *box) mount() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private (a mount namespace of our own is needed): %w", err)
+	}
+	// Paths under a private directory are opened before it is covered, and mounted back in
+	// from the descriptor.
+	type back struct {
+		fd       int
+		target   string
+		dir      bool
+		readOnly bool
+	}
+	var backs []back
+	defer func() {
+		for _, k := range backs {
+			_ = unix.Close(k.fd)
+		}
+	}()
+	keep := func(path string, dir, readOnly bool) error {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", path, err)
+		}
+		backs = append(backs, back{fd: fd, target: path, dir: dir, readOnly: readOnly})
+		return nil
+	}
+	for _, k := range b.kept {
+		if underPrivate(k.real) == "" {
+			continue
+		}
+		fi, err := os.Stat(k.real)
+		if err != nil {
+			return err
+		}
+		if err := keep(k.real, fi.IsDir(), !k.writable); err != nil {
+			return err
+		}
+	}
+	for _, f := range b.files {
+		if err := keep(f, false, true); err != nil {
+			return err
+		}
+	}
+	// Shorter first: a path inside another is mounted onto what the outer one brought back.
+	slices.SortStableFunc(backs, func(x, y back) int { return len(x.target) - len(y.target) })
+
+	for _, d := range privateDirs {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue // missing, or a link to a directory handled on its own
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("cover %s with a private tmpfs: %w", d, err)
+		}
+	}
+	for _, k := range backs {
+		if err := mountpoint(k.target, k.dir); err != nil {
+			return err
+		}
+		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
+		if err := unix.Mount(src, k.target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mount %s back into its private directory: %w", k.target, err)
+		}
+		if k.readOnly {
+			if err := remountReadOnly(k.target); err != nil {
+				return err
+			}
+		}
+	}
+	if !b.l.Policy.GitWritable {
+		git := filepath.Join(b.workspace, ".git")
+		if _, err := os.Lstat(git); err == nil {
+			if err := bindReadOnly(git); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("look at %s: %w", git, err)
+		}
+	}
+	for _, k := range b.kept {
+		if !k.writable && underPrivate(k.real) == "" {
+			if err := bindReadOnly(k.real); err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range b.homes {
+		fi, err := os.Stat(h)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // under a private directory, or not there at all: nothing to hide
+		}
+		if err != nil {
+			return fmt.Errorf("look at the data directory %s: %w", h, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("the data directory %s is not a directory", h)
+		}
+		if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0555,size=4k,nr_inodes=1"); err != nil {
+			return fmt.Errorf("cover the data directory %s: %w", h, err)
+		}
+	}
+	return nil
+}
+
+// mountpoint makes sure target exists in the new view (a directory, or an empty file for
+// dir false), creating it and its parents inside the private tmpfs when missing.
+func mountpoint(target string, dir bool) error {
+	if _, err := os.Lstat(target); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return fmt.Errorf("make room for %s: %w", target, err)
+	}
+	if dir {
+		if err := os.Mkdir(target, 0o755); err != nil {
+			return fmt.Errorf("make room for %s: %w", target, err)
+		}
+		return nil
+	}
+	fd, err := unix.Open(target, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o444)
+	if err != nil {
+		return fmt.Errorf("make room for %s: %w", target, err)
+	}
+	return unix.Close(fd)
+}
+
+// bindReadOnly mounts path onto itself, then makes that mount read-only.
+func bindReadOnly(path string) error {
+	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s onto itself: %w", path, err)
+	}
+	return remountReadOnly(path)
+}
+
+// remountReadOnly makes the bind mount at path read-only, keeping the flags it already has
+// (in a user namespace the inherited nosuid, nodev and noexec are locked and must be kept).
+func remountReadOnly(path string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return fmt.Errorf("read the mount flags of %s: %w", path, err)
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	for _, f := range []struct{ st, ms int64 }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if st.Flags&f.st != 0 {
+			flags |= uintptr(f.ms)
+		}
+	}
+	if err := unix.Mount("", path, "", flags, ""); err != nil {
+		return fmt.Errorf("make %s read-only: %w", path, err)
+	}
+	return nil
+}
