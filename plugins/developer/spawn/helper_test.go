@@ -3,9 +3,11 @@ package spawn
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"buddi/sandbox"
 )
 
 // helperMain is the spawned program of these tests. Its first argument is what to do:
@@ -29,6 +33,8 @@ import (
 //	                    write "PID CHILDPID" to FIFO, wait forever
 //	leave               start a "block" child in its group, print "child PID", exit 0
 //	escape              start a "block" child in a session of its own, print "child PID", exit 0
+//	try OP ARG …        attempt each OP on its ARG and print "OP ARG: ok[ detail]" or
+//	                    "OP ARG: error", one line each, exit 0 (see try)
 func helperMain(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "spawnhelper: no mode")
@@ -106,6 +112,15 @@ func helperMain(args []string) int {
 			return 1
 		}
 		fmt.Printf("child %d\n", child.Process.Pid)
+	case "try":
+		for i := 0; i+1 < len(rest); i += 2 {
+			detail, err := try(rest[i], rest[i+1])
+			if err != nil {
+				fmt.Printf("%s %s: %v\n", rest[i], rest[i+1], err)
+			} else {
+				fmt.Printf("%s %s: ok%s\n", rest[i], rest[i+1], detail)
+			}
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "spawnhelper: unknown mode", mode)
 		return 2
@@ -146,11 +161,13 @@ func pauseForever() {
 	}
 }
 
-// readyFIFO makes a FIFO for a helper to report its pids on, and returns its path and a
-// function that waits (at most 30 s) for the helper's line.
-func readyFIFO(t *testing.T) (string, func() []int) {
+// withFIFO makes a FIFO in the spec's directory (so that a boxed helper sees it), adds its
+// path to the spec's arguments, and returns a function that waits (at most 30 s) for the
+// helper's line of pids on it.
+func withFIFO(t *testing.T, spec *Spec) func() []int {
 	t.Helper()
-	path := t.TempDir() + "/ready"
+	path := filepath.Join(spec.Dir, "ready")
+	spec.Argv = append(spec.Argv, path)
 	if err := unix.Mkfifo(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +179,7 @@ func readyFIFO(t *testing.T) (string, func() []int) {
 	}
 	t.Cleanup(func() { _ = f.Close() })
 	r := bufio.NewReader(f)
-	return path, func() []int {
+	return func() []int {
 		t.Helper()
 		if err := f.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
 			t.Fatal(err)
@@ -189,10 +206,17 @@ func helperEnv() []string {
 	return append(Env(Owner{Path: helperDir + ":/usr/bin:/bin", Home: "/nonexistent", Lang: "C.UTF-8"}), "GORACE=atexit_sleep_ms=0")
 }
 
-// helperSpec is a Spec running the helper with args in a temporary directory.
+// helperSpec is a Spec running the helper with args in the box of a new workspace.
 func helperSpec(t *testing.T, args ...string) Spec {
 	t.Helper()
-	return Spec{Argv: append([]string{helperName}, args...), Dir: t.TempDir(), Env: helperEnv()}
+	ws := t.TempDir()
+	return Spec{Argv: append([]string{helperName}, args...), Dir: ws, Env: helperEnv(), Box: boxFor(t, ws)}
+}
+
+// boxFor is the policy of a box around workspace ws, with a data directory of its own.
+func boxFor(t *testing.T, ws string) *sandbox.Policy {
+	t.Helper()
+	return &sandbox.Policy{Home: t.TempDir(), Workspace: ws}
 }
 
 // processGone reports whether pid has exited (gone, or a zombie nobody has reaped yet).
@@ -221,4 +245,67 @@ func waitGoneT(t *testing.T, pgid int, pids ...int) {
 	if !ok {
 		t.Fatalf("still running: pids %v, group %d members %v", pids, pgid, groupMembers(pgid))
 	}
+}
+
+// try attempts one operation for the helper's try mode:
+//
+//	read PATH       read the file; the detail is its content, quoted
+//	list DIR        read the directory; the detail is its entries
+//	stat PATH       lstat it
+//	readlink PATH   read the link (for /proc/<pid>/cwd and the like)
+//	write PATH      create or truncate it and write "boxed"
+//	mkdir PATH      make the directory
+//	remove PATH     remove the file or empty directory
+//	rename OLD>NEW  rename
+//	connect PATH    connect to the unix socket at PATH ("@name" for an abstract one)
+//	signal PID      send signal 0, then SIGURG (harmless to a Go program)
+//	ptrace PID      PTRACE_SEIZE the process (let go when the helper exits)
+func try(op, arg string) (string, error) {
+	switch op {
+	case "read":
+		b, err := os.ReadFile(arg)
+		return fmt.Sprintf(" %q", b), err
+	case "list":
+		entries, err := os.ReadDir(arg)
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name()
+		}
+		return fmt.Sprintf(" %q", names), err
+	case "stat":
+		_, err := os.Lstat(arg)
+		return "", err
+	case "readlink":
+		target, err := os.Readlink(arg)
+		return " " + target, err
+	case "write":
+		return "", os.WriteFile(arg, []byte("boxed"), 0o600)
+	case "mkdir":
+		return "", os.Mkdir(arg, 0o700)
+	case "remove":
+		return "", os.Remove(arg)
+	case "rename":
+		from, to, _ := strings.Cut(arg, ">")
+		return "", os.Rename(from, to)
+	case "connect":
+		c, err := net.Dial("unix", arg)
+		if err == nil {
+			_ = c.Close()
+		}
+		return "", err
+	case "signal":
+		pid, _ := strconv.Atoi(arg)
+		if err := unix.Kill(pid, 0); err != nil {
+			return "", fmt.Errorf("signal 0: %w", err)
+		}
+		return "", unix.Kill(pid, unix.SIGURG)
+	case "ptrace":
+		pid, _ := strconv.Atoi(arg)
+		_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(pid), 0, 0, 0, 0)
+		if e != 0 {
+			return "", e
+		}
+		return "", nil
+	}
+	return "", fmt.Errorf("unknown operation %q", op)
 }

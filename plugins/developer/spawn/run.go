@@ -12,10 +12,15 @@ import (
 	"time"
 
 	"buddi/plugins/developer/runlist"
+	"buddi/sandbox"
 )
 
 // ErrNoCommand is a Spec with no words to run.
 var ErrNoCommand = errors.New("spawn: no command to run")
+
+// ErrNoBox is a Spec with neither a sandbox policy (Box) nor an explicit Unboxed: a command
+// never runs outside the box by omission.
+var ErrNoBox = errors.New("spawn: the command has no sandbox policy: give it a Box, or set Unboxed for a run the owner approved as unboxed")
 
 // Spec is one command to spawn: an argument vector, the directory it runs in and its whole
 // environment. Nothing in it comes from buddi's own process.
@@ -34,6 +39,14 @@ type Spec struct {
 	// Grace is the time between SIGTERM and SIGKILL when the command's group is stopped.
 	// Zero means DefaultGrace.
 	Grace time.Duration
+	// Box is the sandbox the command runs in (see package sandbox): its Workspace must hold
+	// Dir. A Spec needs a Box unless Unboxed is set; with neither, nothing is spawned
+	// (ErrNoBox).
+	Box *sandbox.Policy
+	// Unboxed runs the command with all of the owner's rights, outside any box. Only for a
+	// command the owner approved knowing that (the card says so); never a fallback when a
+	// box cannot be made.
+	Unboxed bool
 }
 
 // SpecFor builds the Spec for a command string as developer.run and developer.start
@@ -59,10 +72,17 @@ func (s Spec) grace() time.Duration {
 }
 
 // command resolves the program and builds the exec.Cmd: its own session and group, the
-// Spec's environment and nothing else, stdin from /dev/null.
+// Spec's environment and nothing else, stdin from /dev/null. It refuses a Spec that says
+// neither how it is boxed nor that it is not.
 func (s Spec) command() (*exec.Cmd, error) {
 	if len(s.Argv) == 0 {
 		return nil, ErrNoCommand
+	}
+	switch {
+	case s.Box == nil && !s.Unboxed:
+		return nil, ErrNoBox
+	case s.Box != nil && s.Unboxed:
+		return nil, fmt.Errorf("spawn: %q: the Spec has a Box and is also Unboxed: set one of them", s.Argv[0])
 	}
 	if !filepath.IsAbs(s.Dir) {
 		return nil, fmt.Errorf("spawn: %q: directory %q is not absolute", s.Argv[0], s.Dir)
@@ -87,6 +107,24 @@ func (s Spec) command() (*exec.Cmd, error) {
 		Env:         append([]string(nil), env...),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}, nil
+}
+
+// start starts cmd, in the Spec's box when it has one. The box's launcher has exec'd the
+// program by the time it returns, so cmd's pid is the program's; a box that could not be
+// applied is an error (a *sandbox.LaunchError or sandbox.ErrUnavailable, wrapped) and
+// nothing ran.
+func (s Spec) start(cmd *exec.Cmd) error {
+	path := cmd.Path
+	var err error
+	if s.Box != nil {
+		err = sandbox.Start(cmd, *s.Box)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		return fmt.Errorf("spawn: start %s: %w", path, err)
+	}
+	return nil
 }
 
 // Ending says how a Run ended.
@@ -141,11 +179,13 @@ type Result struct {
 }
 
 // Run spawns spec.Argv (no shell) in its own session and process group, in spec.Dir, with
-// spec.Env and stdin from /dev/null, and waits for it. The output of both streams together
+// spec.Env and stdin from /dev/null, inside spec.Box (or unboxed when spec.Unboxed says
+// so), and waits for it. The output of both streams together
 // is kept up to its last MaxOutput bytes. When the command exits, whatever it left in its
 // group is killed. When ctx is done or spec.Timeout passes first, the group gets SIGTERM,
 // then SIGKILL after spec.Grace, and Result.Ended says which. Run returns an error only when
-// nothing was spawned (an unresolved program, a bad directory, a context already done); a
+// nothing was spawned (no box, an unresolved program, a bad directory, a context already
+// done, a box that could not be applied); a
 // command that fails is a Result with its exit code. Nothing started is left running and no
 // goroutine outlives the call.
 func Run(ctx context.Context, spec Spec) (Result, error) {
@@ -161,15 +201,16 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("spawn: run %q: output pipe: %w", spec.Argv[0], err)
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: the streams interleave as written
+	path, argv := cmd.Path, cmd.Args
 	started := time.Now()
-	err = cmd.Start()
+	err = spec.start(cmd)
 	_ = pw.Close()
 	if err != nil {
 		_ = pr.Close()
-		return Result{}, fmt.Errorf("spawn: start %s: %w", cmd.Path, err)
+		return Result{}, err
 	}
 	pid := cmd.Process.Pid
-	res := Result{Path: cmd.Path, Argv: cmd.Args, Pid: pid}
+	res := Result{Path: path, Argv: argv, Pid: pid}
 
 	out := newTail(MaxOutput)
 	copied := make(chan struct{})
@@ -231,7 +272,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 			res.Signal = ws.Signal()
 		}
 	} else if werr != nil {
-		return res, fmt.Errorf("spawn: wait %s: %w", cmd.Path, werr)
+		return res, fmt.Errorf("spawn: wait %s: %w", path, werr)
 	}
 	return res, nil
 }

@@ -17,6 +17,7 @@ import (
 func TestRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	box := boxFor(t, dir)
 	tests := []struct {
 		name     string
 		command  string
@@ -36,6 +37,7 @@ func TestRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			spec.Box = box
 			res, err := Run(context.Background(), spec)
 			if err != nil {
 				t.Fatal(err)
@@ -68,7 +70,8 @@ func TestRunEnvironment(t *testing.T) {
 		"PATH="+helperDir+":/usr/bin:/bin", "HOME=/home/owner", "USER=owner", "LANG=en_GB.UTF-8",
 		"LC_ALL=en_GB.UTF-8", "TERM=xterm-256color", "TMPDIR=/tmp", "SHELL=/bin/zsh"))
 	env := Env(owner)
-	res, err := Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: t.TempDir(), Env: env})
+	ws := t.TempDir()
+	res, err := Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: ws, Env: env, Box: boxFor(t, ws)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func TestRunEnvironment(t *testing.T) {
 	}
 
 	// Only PATH given: the command gets only PATH, not buddi's environment.
-	res, err = Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: t.TempDir(), Env: []string{"PATH=" + helperDir}})
+	res, err = Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: ws, Env: []string{"PATH=" + helperDir}, Box: boxFor(t, ws)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +184,8 @@ func TestRunCancel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			fifo, ready := readyFIFO(t)
-			spec := helperSpec(t, tt.mode, fifo)
+			spec := helperSpec(t, tt.mode)
+			ready := withFIFO(t, &spec)
 			spec.Grace = tt.grace
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -212,6 +215,7 @@ func TestRunCancel(t *testing.T) {
 func TestRunRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	box := boxFor(t, dir)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	tests := []struct {
@@ -221,14 +225,16 @@ func TestRunRefusals(t *testing.T) {
 		want error
 		text string // in the message
 	}{
+		{"no box", context.Background(), Spec{Argv: []string{helperName}, Dir: dir, Env: helperEnv()}, ErrNoBox, "no sandbox policy"},
+		{"box and unboxed", context.Background(), Spec{Argv: []string{helperName}, Dir: dir, Env: helperEnv(), Box: box, Unboxed: true}, nil, "set one of them"},
 		{"no argv", context.Background(), Spec{Dir: dir, Env: helperEnv()}, ErrNoCommand, "no command"},
-		{"not on PATH", context.Background(), Spec{Argv: []string{"no-such-program-x"}, Dir: dir, Env: helperEnv()}, ErrNotFound, `"no-such-program-x"`},
-		{"nil environment has no PATH", context.Background(), Spec{Argv: []string{helperName}, Dir: dir}, ErrNotFound, `PATH ""`},
-		{"absolute program", context.Background(), Spec{Argv: []string{"/bin/true"}, Dir: dir, Env: helperEnv()}, ErrNotBare, "/bin/true"},
-		{"relative program", context.Background(), Spec{Argv: []string{"./spawnhelper"}, Dir: helperDir, Env: helperEnv()}, ErrNotBare, "./spawnhelper"},
-		{"relative dir", context.Background(), Spec{Argv: []string{helperName}, Dir: "ws", Env: helperEnv()}, nil, "not absolute"},
-		{"missing dir", context.Background(), Spec{Argv: []string{helperName}, Dir: dir + "/missing", Env: helperEnv()}, os.ErrNotExist, "missing"},
-		{"context already done", cancelled, Spec{Argv: []string{helperName, "exit", "0"}, Dir: dir, Env: helperEnv()}, context.Canceled, "spawnhelper"},
+		{"not on PATH", context.Background(), Spec{Argv: []string{"no-such-program-x"}, Dir: dir, Env: helperEnv(), Box: box}, ErrNotFound, `"no-such-program-x"`},
+		{"nil environment has no PATH", context.Background(), Spec{Argv: []string{helperName}, Dir: dir, Box: box}, ErrNotFound, `PATH ""`},
+		{"absolute program", context.Background(), Spec{Argv: []string{"/bin/true"}, Dir: dir, Env: helperEnv(), Box: box}, ErrNotBare, "/bin/true"},
+		{"relative program", context.Background(), Spec{Argv: []string{"./spawnhelper"}, Dir: helperDir, Env: helperEnv(), Box: box}, ErrNotBare, "./spawnhelper"},
+		{"relative dir", context.Background(), Spec{Argv: []string{helperName}, Dir: "ws", Env: helperEnv(), Box: box}, nil, "not absolute"},
+		{"missing dir", context.Background(), Spec{Argv: []string{helperName}, Dir: dir + "/missing", Env: helperEnv(), Box: box}, os.ErrNotExist, "missing"},
+		{"context already done", cancelled, Spec{Argv: []string{helperName, "exit", "0"}, Dir: dir, Env: helperEnv(), Box: box}, context.Canceled, "spawnhelper"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

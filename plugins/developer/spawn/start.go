@@ -65,7 +65,8 @@ func (p *Process) Stop(grace time.Duration) error {
 }
 
 // Start spawns spec as a long-lived process, the same way Run does (spec.Argv[0] resolved on
-// the PATH in spec.Env, no shell, its own session and group, stdin from /dev/null), with both
+// the PATH in spec.Env, no shell, its own session and group, stdin from /dev/null, inside
+// spec.Box unless spec.Unboxed), with both
 // streams appended to the file at logPath. The log is opened with
 // O_APPEND|O_CREATE|O_NOFOLLOW and mode 0600, so a symbolic link at logPath is refused, and
 // must be a regular file. spec.Timeout is ignored: the process runs until it exits or is
@@ -81,10 +82,11 @@ func Start(spec Spec, logPath string) (*Process, error) {
 		return nil, fmt.Errorf("spawn: start %q: %w", spec.Argv[0], err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
-	err = cmd.Start()
+	path := cmd.Path
+	err = spec.start(cmd)
 	_ = log.Close()
 	if err != nil {
-		return nil, fmt.Errorf("spawn: start %s: %w", cmd.Path, err)
+		return nil, err
 	}
 	pid := cmd.Process.Pid
 	// Not reaped yet, so its stat is there and is its own, even if it has already exited.
@@ -92,11 +94,11 @@ func Start(spec Spec, logPath string) (*Process, error) {
 	if err != nil {
 		signalOwn(pid, unix.SIGKILL)
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("spawn: start %s: read its start time: %w", cmd.Path, err)
+		return nil, fmt.Errorf("spawn: start %s: read its start time: %w", path, err)
 	}
 	p := &Process{
 		id:      Identity{Pid: pid, StartTime: st.start, Boot: bootID()},
-		path:    cmd.Path,
+		path:    path,
 		logPath: logPath,
 		done:    make(chan struct{}),
 	}

@@ -14,12 +14,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startHelper starts the helper with args, logging to a file in a temporary directory, and
-// stops it when the test ends.
-func startHelper(t *testing.T, args ...string) (*Process, string) {
+// startHelper starts spec, logging to a file in a temporary directory, and stops it when
+// the test ends.
+func startHelper(t *testing.T, spec Spec) (*Process, string) {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "dev.server.log")
-	p, err := Start(helperSpec(t, args...), logPath)
+	p, err := Start(spec, logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,9 @@ func statStart(t *testing.T, pid int) string {
 
 func TestStartIdentityAliveStop(t *testing.T) {
 	t.Parallel()
-	fifo, ready := readyFIFO(t)
-	p, logPath := startHelper(t, "term-ok", fifo)
+	spec := helperSpec(t, "term-ok")
+	ready := withFIFO(t, &spec)
+	p, logPath := startHelper(t, spec)
 	id := p.Identity()
 	if pids := ready(); pids[0] != id.Pid {
 		t.Fatalf("helper said pid %d, identity says %d", pids[0], id.Pid)
@@ -118,8 +119,9 @@ func mustLookup(t *testing.T, pid int) Identity {
 // the grace.
 func TestStopKillsTheGroup(t *testing.T) {
 	t.Parallel()
-	fifo, ready := readyFIFO(t)
-	p, _ := startHelper(t, "stubborn", fifo)
+	spec := helperSpec(t, "stubborn")
+	ready := withFIFO(t, &spec)
+	p, _ := startHelper(t, spec)
 	pids := ready()
 	if err := p.Stop(100 * time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -134,7 +136,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 // itself is stopped before it is reaped.
 func TestStartedProcessExitsLeavingAChild(t *testing.T) {
 	t.Parallel()
-	p, logPath := startHelper(t, "leave")
+	p, logPath := startHelper(t, helperSpec(t, "leave"))
 	<-p.Done()
 	c, err := Tail(logPath, 0, 0)
 	if err != nil {
