@@ -20,6 +20,7 @@ import (
 	"buddi/migrations"
 	"buddi/pgcluster"
 	"buddi/queue"
+	"buddi/surfaces/webauth"
 )
 
 // Exit codes, the same across the CLI.
@@ -198,11 +199,17 @@ func Serving(ctx context.Context, cfg config.Config) (health.Report, error) {
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, url, nil)
+	if token, err := webauth.ReadCLIToken(cfg.Home); err == nil {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return health.Report{}, ErrNotServing
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return health.Report{}, fmt.Errorf("the buddi at %s refused this command line's token: run the command with the BUDDI_HOME that buddi serve uses", cfg.WebAddr())
+	}
 	var rep health.Report
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil || rep.Version == "" {
 		return health.Report{}, fmt.Errorf("%s is held by another program", cfg.WebAddr())

@@ -24,6 +24,7 @@ import (
 	"buddi/core/executor"
 	"buddi/core/redact"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/core/vault"
 	"buddi/datadir"
 	"buddi/db"
@@ -41,6 +42,7 @@ import (
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
 	"buddi/surfaces/telegram"
+	"buddi/surfaces/webauth"
 	"buddi/tailnet"
 	"buddi/version"
 )
@@ -73,6 +75,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		opts.ShutdownTimeout = 30 * time.Second
 	}
 	if err := datadir.PrepareHome(cfg.Home); err != nil {
+		return err
+	}
+	// The keys of the owner's credentials live in the data directory, never in the database:
+	// the seal over tickets, sessions and decisions, and the command line's token.
+	sealKey, err := seal.Load(cfg.Home)
+	if err != nil {
+		return err
+	}
+	cliToken, err := webauth.CLIToken(cfg.Home)
+	if err != nil {
 		return err
 	}
 	// Every stored secret, in its common encodings, is scrubbed from the log before a line
@@ -121,7 +133,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	procs := &processHost{}
 	devStore := developer.NewStore(src.Pool, nil)
 	artifacts := artifact.NewStore(src.Pool, cfg.Home)
-	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Resolve: previewResolver(devStore), Log: log,
+	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Seal: sealKey, Resolve: previewResolver(devStore), Log: log,
 		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
 	previewPort := previewListener.Addr().(*net.TCPAddr).Port
 	reminderLimits, err := scheduler.ReminderLimitsFromEnv(os.Getenv)
@@ -272,7 +284,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 				}},
 			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: devStore, tailnet: node != nil},
 			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifacts},
-			Remote: cfg.Remote(), PublicHost: cfg.WebHost}
+			Remote: cfg.Remote(), PublicHost: cfg.WebHost, Seal: sealKey, CLIToken: cliToken}
 	}
 	parts := supervisor.Parts{
 		Queue:     supervisor.Queue(q, qstate),
@@ -353,6 +365,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	})
 	defer stopSweep()
 	log.Info("buddi is serving", "listener", "http://"+h.listener, "database", src.Target, "startup", time.Since(started).Round(time.Millisecond))
+	announceSignIn(ctx, src.Pool, sealKey, cfg, log)
 	if opts.Ready != nil {
 		opts.Ready(h.listener)
 	}
@@ -468,4 +481,19 @@ func refreshEvery(d time.Duration, fn func()) (stop func()) {
 		close(done)
 		<-finished
 	}
+}
+
+// SignInTTL is how long the sign-in link buddi serve prints at start stays usable.
+const SignInTTL = 15 * time.Minute
+
+// announceSignIn logs where buddi answers with a single-use sign-in link: every request to
+// the dashboard needs the owner's session, on loopback too.
+func announceSignIn(ctx context.Context, pool *pgxpool.Pool, key seal.Key, cfg config.Config, log *slog.Logger) {
+	base := "http://" + cfg.WebAddr() + "/"
+	ticket, err := webauth.IssueFor(ctx, pool, key, webauth.PurposeSession, "", SignInTTL)
+	if err != nil {
+		log.Warn("buddi is ready at "+base+"; a sign-in link could not be made: run `buddi dashboard` for one", "err", err)
+		return
+	}
+	log.Info("buddi is ready at " + base + " (sign in within 15 minutes: " + base + "auth?ticket=" + ticket + " ; later, `buddi dashboard` prints a new link)")
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"buddi/health"
+	"buddi/surfaces/webauth"
 )
 
 type benchCmd struct {
@@ -124,7 +125,7 @@ func benchOnce(ctx context.Context, self, home string, idle time.Duration) (star
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/health", port)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		if ok := healthy(ctx, url); ok {
+		if ok := healthy(ctx, url, home); ok {
 			break
 		}
 		select {
@@ -163,10 +164,17 @@ func benchOnce(ctx context.Context, self, home string, idle time.Duration) (star
 	return startMs, rssKB, time.Since(t1).Milliseconds(), nil
 }
 
-func healthy(ctx context.Context, url string) bool {
+// healthy asks url for health with the command line's token of home (which buddi serve
+// writes at its start: until then nothing is healthy).
+func healthy(ctx context.Context, url, home string) bool {
+	token, err := webauth.ReadCLIToken(home)
+	if err != nil {
+		return false
+	}
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return false

@@ -45,7 +45,7 @@ func browser(t *testing.T) context.Context {
 // reply stream in, approve the card in place, see the result; then a screenshot at phone
 // width, kept as a test artifact.
 func TestDashboardChatInBrowser(t *testing.T) {
-	model, s, _ := scriptedServe(t)
+	model, s, vars := scriptedServe(t)
 	dir := t.TempDir()
 	model.Script(
 		pt.Reply{Text: []string{"Let me ", "set that up."}, InputTokens: 10, OutputTokens: 5,
@@ -58,10 +58,22 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	threadHas := func(text string) chromedp.Action[bool] {
 		return chromedp.Poll[bool](fmt.Sprintf(`(document.querySelector('#thread')||{innerText:''}).innerText.includes(%q)`, text), chromedp.WithPollingTimeout(time.Minute))
 	}
+	// Loopback is no credential: before signing in, the browser gets the sign-in page.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`)); err != nil || !strings.Contains(page, "Sign in to buddi") {
+		t.Fatalf("before signing in the page shows (%v):\n%s", err, page)
+	}
+	var link struct{ URL string }
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
+		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
+	}
 	steps := []struct {
 		name string
 		do   chromedp.Action[chromedp.Void]
 	}{
+		{"sign in", chromedp.Navigate(link.URL)},
 		{"open the chat", chromedp.Navigate(base + "/#/chat/developer")},
 		{"see the composer", chromedp.WaitVisible(css(`form.compose textarea`))},
 		{"type", chromedp.SendKeys(css(`form.compose textarea`), "work in my project")},
@@ -145,7 +157,7 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	}
 	waitFor(t, "the switch to be saved", 30*time.Second, func() bool {
 		var dev struct{ Tailnet struct{ Previews bool } }
-		getJSON(t, base+"/api/developer", &dev)
+		s.getJSON(t, "/api/developer", &dev)
 		return dev.Tailnet.Previews
 	})
 }
@@ -156,9 +168,8 @@ func TestDashboardChatInBrowser(t *testing.T) {
 func TestPreviewInBrowser(t *testing.T) {
 	model, s, vars, _ := scriptedServeAt(t)
 	startDevServer(t, model, vars)
-	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
 	var link struct{ URL string }
-	getJSON(t, base+"/api/preview/developer/web/link", &link)
+	s.getJSON(t, "/api/preview/developer/web/link", &link)
 	if !strings.Contains(link.URL, "/preview/developer/web/?ticket=") || strings.Contains(link.URL, fmt.Sprintf(":%d/", s.port)) {
 		t.Fatalf("link %q: want the preview origin, never the dashboard's", link.URL)
 	}
@@ -179,22 +190,23 @@ func TestPreviewInBrowser(t *testing.T) {
 		OK             bool
 		AbsoluteAssets bool `json:"absoluteAssets"`
 	}
-	getJSON(t, base+"/api/preview/developer/web/check", &check)
+	s.getJSON(t, "/api/preview/developer/web/check", &check)
 	if !check.OK || check.AbsoluteAssets {
 		t.Fatalf("check: %+v", check)
 	}
 }
 
-func getJSON(t *testing.T, url string, v any) {
+// getJSON reads path from the served dashboard with the command line's token into v.
+func (s *served) getJSON(t *testing.T, path string, v any) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := s.get(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+		t.Fatalf("GET %s: %s %s", path, resp.Status, b)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)

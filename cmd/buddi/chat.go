@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"strings"
@@ -17,13 +16,17 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"buddi/config"
 	"buddi/runtime/live"
+	"buddi/surfaces/webauth"
 )
 
-// chatClient talks to the running server over its local API.
+// chatClient talks to the running server over its local API, with the command line's
+// bearer token (a 0600 file in the data directory).
 type chatClient struct {
-	base string // http://127.0.0.1:4317
-	http *http.Client
+	base  string // http://127.0.0.1:4317
+	token string // the command line's token
+	http  *http.Client
 }
 
 func newChatClient() (*chatClient, error) {
@@ -31,29 +34,33 @@ func newChatClient() (*chatClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	jar, _ := cookiejar.New(nil)
-	c := &chatClient{base: "http://" + cfg.WebAddr(), http: &http.Client{Timeout: 30 * time.Second, Jar: jar}}
-	// The session call sets the CSRF cookie every write must send back in its header.
-	resp, err := c.http.Get(c.base + "/api/session")
+	return dialServer(cfg)
+}
+
+// dialServer returns a client of the buddi serving for cfg, checked with one call.
+func dialServer(cfg config.Config) (*chatClient, error) {
+	token, err := webauth.ReadCLIToken(cfg.Home)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &exitError{code: 3, err: fmt.Errorf("buddi has not been started with BUDDI_HOME=%s yet: start it with `buddi serve`", cfg.Home)}
+	}
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	c := &chatClient{base: "http://" + cfg.WebAddr(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+	req, _ := http.NewRequest("GET", c.base+"/api/session", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, &exitError{code: 3, err: fmt.Errorf("buddi is not running at %s: start it with `buddi serve`", cfg.WebAddr())}
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return nil, &exitError{code: 3, err: fmt.Errorf("the dashboard at %s needs a sign-in (BUDDI_WEB_HOST is off loopback); chat and ask talk to a buddi on loopback", cfg.WebAddr())}
+		return nil, &exitError{code: 3, err: fmt.Errorf("the buddi at %s refused this command line's token: run the command with the BUDDI_HOME that buddi serve uses", cfg.WebAddr())}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &exitError{code: 1, err: fmt.Errorf("%s answers %s: is it buddi?", cfg.WebAddr(), resp.Status)}
 	}
 	return c, nil
-}
-
-// csrf is the CSRF token the server set for this client.
-func (c *chatClient) csrf() string {
-	u, _ := url.Parse(c.base)
-	for _, ck := range c.http.Jar.Cookies(u) {
-		if ck.Name == "buddi_csrf_"+u.Port() {
-			return ck.Value
-		}
-	}
-	return ""
 }
 
 func (c *chatClient) do(method, path string, body, out any) error {
@@ -72,10 +79,7 @@ func (c *chatClient) do(method, path string, body, out any) error {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if method != "GET" {
-		req.Header.Set("Origin", c.base)
-		req.Header.Set("X-Buddi-CSRF", c.csrf())
-	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return &exitError{code: 3, err: fmt.Errorf("buddi stopped answering: %w", err)}
@@ -145,7 +149,7 @@ func (c *chatClient) follow(ctx context.Context, conv, runID string, out, errOut
 	u.Scheme = "ws"
 	u.Path = "/api/conversations/" + conv + "/live"
 	u.RawQuery = "run=" + url.QueryEscape(runID)
-	ws, _, err := websocket.DefaultDialer.DialContext(ctx, u.String(), nil)
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + c.token}})
 	if err != nil {
 		return res, &exitError{code: 3, err: fmt.Errorf("watch the conversation: %w", err)}
 	}

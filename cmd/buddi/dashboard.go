@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"buddi/core/seal"
 	"buddi/doctor"
 	"buddi/surfaces/webauth"
 )
@@ -14,8 +15,9 @@ type dashboardCmd struct {
 	Tailnet bool `help:"Print a single-use sign-in link on the tailnet: the login that opens it first becomes the owner's."`
 }
 
-// Run prints the dashboard's address. Off loopback (BUDDI_WEB_HOST) it prints a sign-in link
-// with a single-use ticket valid five minutes, which the browser exchanges for a session.
+// Run prints a sign-in link to the dashboard: its address with a single-use ticket valid five
+// minutes, which the browser exchanges for a long-lived session. Every request to the
+// dashboard needs that session, on loopback as off it.
 func (c dashboardCmd) Run(env *runEnv) error {
 	cfg, err := loadConfig()
 	if err != nil {
@@ -55,20 +57,14 @@ func (c dashboardCmd) Run(env *runEnv) error {
 		fmt.Fprintln(env.stderr, "Open it within five minutes on a device on your tailnet: the login that opens it becomes the owner's, and only that login gets in.")
 		return nil
 	}
-	if cfg.Remote() {
-		if url, expires, err = signInLink(env, url); err != nil {
-			return err
-		}
+	if url, expires, err = signInLink(env, url); err != nil {
+		return err
 	}
 	if c.JSON {
 		return writeJSON(env, map[string]any{"url": url, "expires_at": expires})
 	}
 	fmt.Fprintln(env.stdout, url)
-	if expires != nil {
-		fmt.Fprintln(env.stderr, "Open it within five minutes; it works once and signs this browser in.")
-	} else {
-		fmt.Fprintln(env.stderr, "On loopback the dashboard needs no sign-in: the address is the credential.")
-	}
+	fmt.Fprintln(env.stderr, "Open it within five minutes; it works once and signs this browser in.")
 	return nil
 }
 
@@ -80,7 +76,15 @@ func signInLink(env *runEnv, base string) (string, *time.Time, error) {
 		return "", nil, err
 	}
 	defer closeSource(src)
-	ticket, err := webauth.Issue(env.ctx, src.Pool, webauth.PurposeSession, "")
+	cfg, err := loadConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	key, err := seal.Load(cfg.Home)
+	if err != nil {
+		return "", nil, err
+	}
+	ticket, err := webauth.Issue(env.ctx, src.Pool, key, webauth.PurposeSession, "")
 	if err != nil {
 		return "", nil, err
 	}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 
 	"buddi/health"
 	"buddi/internal/pgtest"
+	"buddi/surfaces/webauth"
 )
 
 // binary is buddi built once for the tests that run it as a process.
@@ -178,7 +181,7 @@ func (s *served) health() health.Report {
 
 func (s *served) fetchHealth() (health.Report, error) {
 	var rep health.Report
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/health", s.port))
+	resp, err := s.get("/api/health")
 	if err != nil {
 		return rep, err
 	}
@@ -189,6 +192,48 @@ func (s *served) fetchHealth() (health.Report, error) {
 	err = json.NewDecoder(resp.Body).Decode(&rep)
 	return rep, err
 }
+
+// request is a request to the served dashboard as the command line makes it: with the token
+// buddi serve keeps in its home.
+func (s *served) request(method, path string, body io.Reader) (*http.Response, error) {
+	token, err := webauth.ReadCLIToken(s.home)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d%s", s.port, path), body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return http.DefaultClient.Do(req)
+}
+
+// signedIn returns a browser-like client (a cookie jar) signed in to the served dashboard
+// through a link from `buddi dashboard`, as the owner's browser is.
+func (s *served) signedIn(t testing.TB) *http.Client {
+	t.Helper()
+	var link struct{ URL string }
+	if code, out, errOut := runBuddi(t, s.vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
+		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Timeout: 10 * time.Second, Jar: jar}
+	resp, err := c.Get(link.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("sign in with %s: %s", link.URL, resp.Status)
+	}
+	return c
+}
+
+// get is request with GET.
+func (s *served) get(path string) (*http.Response, error) { return s.request("GET", path, nil) }
 
 // stop sends SIGTERM and returns the exit code.
 func (s *served) stop() int {

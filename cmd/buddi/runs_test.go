@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,18 +29,10 @@ func dbConn(t *testing.T, home string) *pgx.Conn {
 	return conn
 }
 
-func postMessage(t *testing.T, port int, body map[string]any) (conv, runID string) {
+func postMessage(t *testing.T, s *served, body map[string]any) (conv, runID string) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	// As the page does: the CSRF token from the cookie, double-submitted, and the Origin.
-	const token = "e2e-csrf-token-0123456789abcdefghijklmnopqrstuv"
-	req, _ := http.NewRequest("POST", base+"/api/messages", bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", base)
-	req.Header.Set("X-Buddi-CSRF", token)
-	req.AddCookie(&http.Cookie{Name: fmt.Sprintf("buddi_csrf_%d", port), Value: token})
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.request("POST", "/api/messages", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +62,7 @@ func TestKilledMidRunCarriesOnWithoutRepeatingTheEffect(t *testing.T) {
 		pt.Tools(pt.ToolCall{ID: "toolu_w", Name: provider.WireToolName("developer.write"), Args: `{"path":"notes.txt","content":"one\n"}`}),
 		pt.Reply{Stall: true},
 	)
-	conv, runID := postMessage(t, s.port, map[string]any{"agent": "@dev", "text": "write the note", "surface": "terminal"})
+	conv, runID := postMessage(t, s, map[string]any{"agent": "@dev", "text": "write the note", "surface": "terminal"})
 	waitFor(t, "the write and the stalled step", time.Minute, func() bool { return len(model.Requests()) == 2 })
 	if b, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(b) != "one\n" {
 		t.Fatalf("the effect: %q %v", b, err)

@@ -40,7 +40,7 @@ func BenchmarkDashboardOverTailnet(b *testing.B) {
 		return tn != nil
 	})
 	overTailnet := tailnetBrowser(phone)
-	onLoopback := &http.Client{Timeout: 10 * time.Second}
+	onLoopback := s.signedIn(b)
 	tailnetURL := "http://" + tn.DNSName + "/api/session"
 	loopbackURL := fmt.Sprintf("http://127.0.0.1:%d/api/session", s.port)
 	fetch := func(c *http.Client, url string) time.Duration {

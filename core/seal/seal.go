@@ -134,6 +134,10 @@ func ReadOrCreate(path string, n int) ([]byte, error) {
 	return nil, fmt.Errorf("read %s: it keeps appearing and disappearing", path)
 }
 
+// ReadSecret reads a secret file written by ReadOrCreate, with the same checks, without
+// creating it; a missing file is an error matching os.ErrNotExist.
+func ReadSecret(path string) ([]byte, error) { return readSecret(path) }
+
 // readSecret reads and checks a secret file written by ReadOrCreate.
 func readSecret(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)

@@ -1,15 +1,21 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/gorilla/websocket"
+
+	"buddi/core/eventlog"
+	"buddi/core/seal"
 	"buddi/surfaces/webauth"
 )
 
@@ -49,8 +55,16 @@ func csrfCookie(w http.ResponseWriter, r *http.Request) string {
 // foreign Origin, a cross-site fetch, a body that is not JSON (a form post cannot send
 // application/json without a preflight, and buddi answers no preflight: there is no CORS),
 // and a CSRF token in CSRFHeader that is missing or differs from the cookie (double submit).
+//
+// A request made with the command line's bearer token skips the cookie checks: a browser
+// cannot attach that header to a request another site makes without a preflight, which buddi
+// never answers.
 func guardWrite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if byBearer(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		u, err := url.Parse(r.Header.Get("Origin"))
 		if r.Header.Get("Origin") == "" || err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
 			writeError(w, http.StatusForbidden, "this request did not come from buddi's own page and is refused")
@@ -76,42 +90,123 @@ func guardWrite(next http.Handler) http.Handler {
 	})
 }
 
-// gate applies the access rules to every request: the Host check, the CSRF cookie, and, off
-// loopback, a session (except for the sign-in exchange itself).
+// gate applies the access rules to every request, reads and websockets included: the Host
+// check, then a credential. On loopback as off it, the binding is not a credential (another
+// local account, or code the developer agent runs, can open a TCP connection as well as the
+// owner's browser can): a request needs the command line's bearer token or a live session
+// from a sign-in ticket. Only the ticket exchange itself (/auth) is open. Everything else is
+// a 401 and a dashboard.refused event.
 func (s *Server) gate(next http.Handler) http.Handler {
 	return hostCheck(s.deps.Addr, s.deps.PublicHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		csrfCookie(w, r)
-		if s.deps.Remote && r.URL.Path != "/auth" {
-			ok, err := validSession(r, s.deps.Pool, "")
-			if err != nil {
-				writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
-				return
-			}
-			if !ok {
-				if strings.HasPrefix(r.URL.Path, "/api/") {
-					writeError(w, http.StatusUnauthorized, "sign in first: run `buddi dashboard` where buddi runs and open the link it prints")
-					return
-				}
-				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				w.WriteHeader(http.StatusUnauthorized)
-				_, _ = w.Write([]byte(signInPage))
-				return
-			}
+		if r.URL.Path == "/auth" && r.Method == http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
 		}
+		if h := r.Header.Get("Authorization"); h != "" {
+			token, ok := strings.CutPrefix(h, "Bearer ")
+			if !ok || !webauth.SameToken(token, s.deps.CLIToken) {
+				s.refuse(w, r, "a wrong bearer token")
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bearerKey{}, true)))
+			return
+		}
+		ok, err := validSession(r, s.deps.Pool, s.deps.Seal, "")
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
+			return
+		}
+		if !ok {
+			s.refuse(w, r, "no session")
+			return
+		}
+		if websocket.IsWebSocketUpgrade(r) && !sameOrigin(r) {
+			// A page on another site can open a websocket with the owner's cookie; only
+			// buddi's own page may.
+			s.refuse(w, r, "a websocket from another origin")
+			return
+		}
+		csrfCookie(w, r)
 		next.ServeHTTP(w, r)
 	}))
+}
+
+// bearerKey marks a request made with the command line's token: it is no browser's, so the
+// write checks meant for cookies (Origin, CSRF) do not apply to it.
+type bearerKey struct{}
+
+// byBearer reports whether r was authenticated with the command line's token.
+func byBearer(r *http.Request) bool {
+	v, _ := r.Context().Value(bearerKey{}).(bool)
+	return v
+}
+
+// sameOrigin reports whether r's Origin is this server's own (scheme http or https, the
+// request's Host). A missing Origin is not the same origin.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	u, err := url.Parse(o)
+	return o != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host && u.Path == "" && u.User == nil
+}
+
+// refuse answers a request that carries no credential with a 401 (the sign-in page for a
+// page, one sentence for the API) and records it as dashboard.refused, once a minute per
+// reason and local account.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string) {
+	s.recordRefusal(r, reason)
+	if strings.HasPrefix(r.URL.Path, "/api/") || websocket.IsWebSocketUpgrade(r) {
+		writeError(w, http.StatusUnauthorized, "sign in first: run `buddi dashboard` where buddi runs and open the link it prints")
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write([]byte(signInPage))
+}
+
+// recordRefusal appends dashboard.refused with the route, the reason and, on loopback, the
+// local account that opened the connection (read from the kernel's socket table), at most
+// once a minute for each reason and account.
+func (s *Server) recordRefusal(r *http.Request, reason string) {
+	uid := -1
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		uid = peerUID(r.RemoteAddr, local.String())
+	}
+	key := fmt.Sprintf("%s/%d", reason, uid)
+	now := time.Now()
+	s.refusedMu.Lock()
+	last, seen := s.refused[key]
+	if !seen || now.Sub(last) >= time.Minute {
+		if len(s.refused) > 4096 {
+			clear(s.refused)
+		}
+		s.refused[key] = now
+	}
+	s.refusedMu.Unlock()
+	if seen && now.Sub(last) < time.Minute {
+		return
+	}
+	payload := map[string]any{"method": r.Method, "path": r.URL.Path, "reason": reason, "remote": r.RemoteAddr}
+	if uid >= 0 {
+		payload["uid"] = uid
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 3*time.Second)
+	defer cancel()
+	if _, err := eventlog.Append(ctx, s.deps.Pool, "dashboard.refused", "", payload); err != nil {
+		s.log.Warn("record a refused request", "err", err)
+	}
+	s.log.Warn("refused a request without the owner's credential", "path", r.URL.Path, "reason", reason, "uid", uid)
 }
 
 // validSession reports whether any of r's session cookies (the name carries the port) is a live
 // session for subject. Any, not the first: a page on another port of the same host can add a
 // cookie of that name with a narrower path, which the browser sends first.
-func validSession(r *http.Request, q webauth.Querier, subject string) (bool, error) {
+func validSession(r *http.Request, q webauth.Querier, key seal.Key, subject string) (bool, error) {
 	name := cookieName("buddi_session", r)
 	for _, c := range r.Cookies() {
 		if c.Name != name {
 			continue
 		}
-		ok, err := webauth.Valid(r.Context(), q, c.Value, webauth.PurposeSession, subject)
+		ok, err := webauth.Valid(r.Context(), q, key, c.Value, webauth.PurposeSession, subject)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -121,15 +216,16 @@ func validSession(r *http.Request, q webauth.Querier, subject string) (bool, err
 
 const signInPage = `<!doctype html><meta charset="utf-8"><title>buddi: sign in</title>
 <body style="font-family:system-ui;max-width:32rem;margin:4rem auto;line-height:1.5">
-<h1>Sign in to buddi</h1><p>This dashboard is reached over the network, so it needs a sign-in.
+<h1>Sign in to buddi</h1><p>This dashboard needs a sign-in, on this machine as from elsewhere.
 On the machine buddi runs on, run <code>buddi dashboard</code> and open the link it prints
-within five minutes. The link works once.</p></body>`
+within five minutes. The link works once; the browser then stays signed in.</p></body>`
 
 // redeem exchanges a sign-in ticket (GET /auth?ticket=…) for an HttpOnly session cookie and
 // sends the browser to the dashboard.
 func (s *Server) redeem(w http.ResponseWriter, r *http.Request) {
-	token, ttl, err := webauth.Redeem(r.Context(), s.deps.Pool, r.URL.Query().Get("ticket"), webauth.PurposeSession, "")
+	token, ttl, err := webauth.Redeem(r.Context(), s.deps.Pool, s.deps.Seal, r.URL.Query().Get("ticket"), webauth.PurposeSession, "")
 	if err != nil {
+		s.recordRefusal(r, "a used, expired or unknown sign-in ticket")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(strings.Replace(signInPage, "<h1>Sign in to buddi</h1>", "<h1>That link has been used or has expired</h1>", 1)))

@@ -7,22 +7,49 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/action"
+	"buddi/core/seal"
+	"buddi/core/seal/sealtest"
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 	"buddi/queue"
 	"buddi/surfaces/dashboard"
+	"buddi/surfaces/webauth"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("DASHBOARD_TEST_STRANGER"); spec != "" {
+		stranger(spec) // this binary, run as another account by TestAnotherLocalAccountIsRefused
+		return
+	}
+	pgtest.Main(m)
+}
+
+// sessions holds the owner's session token of each test server, by host:port: do and get
+// send it, as the owner's signed-in browser would.
+var sessions sync.Map
+
+// signIn opens a session on pool under key for the server at addr (host:port), the way a
+// redeemed ticket does.
+func signIn(t *testing.T, pool *pgxpool.Pool, key seal.Key, addr string) string {
+	t.Helper()
+	token, _, err := webauth.Open(context.Background(), pool, key, webauth.PurposeSession, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions.Store(addr, token)
+	return token
+}
 
 func serve(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
@@ -31,13 +58,38 @@ func serve(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := sealtest.Key(t)
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok", Version: "test"} },
-		Pool:   pool, Insert: insert,
+		Pool:   pool, Insert: insert, Seal: key,
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
+	signIn(t, pool, key, ts.Listener.Addr().String())
 	return ts, pool
+}
+
+// addSession adds the owner's session cookie for the server req goes to, if the test signed
+// in there.
+func addSession(req *http.Request) {
+	if token, ok := sessions.Load(req.URL.Host); ok {
+		req.AddCookie(&http.Cookie{Name: "buddi_session_" + req.URL.Port(), Value: token.(string)})
+	}
+}
+
+// get is http.Get from the owner's signed-in browser.
+func get(t *testing.T, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addSession(req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 func newAction(t *testing.T, pool *pgxpool.Pool) string {
@@ -75,6 +127,7 @@ func do(t *testing.T, method, url string, header map[string]string, body string)
 		req.Header.Set(dashboard.CSRFHeader, testCSRF)
 		req.AddCookie(&http.Cookie{Name: "buddi_csrf_" + req.URL.Port(), Value: testCSRF})
 	}
+	addSession(req)
 	for k, v := range header {
 		if v == "" {
 			req.Header.Del(k)
@@ -98,10 +151,7 @@ func TestApprovalsListShowDecide(t *testing.T) {
 	ts, pool := serve(t)
 	id := newAction(t, pool)
 
-	resp, err := http.Get(ts.URL + "/api/approvals")
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := get(t, ts.URL+"/api/approvals")
 	var list []map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
@@ -190,10 +240,7 @@ func TestPermissionsListAndRevoke(t *testing.T) {
 	if code, _ := do(t, "POST", url, map[string]string{"Content-Type": "application/json"}, ""); code != http.StatusNotFound {
 		t.Errorf("second revoke: %d, want 404", code)
 	}
-	resp, err := http.Get(ts.URL + "/api/permissions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := get(t, ts.URL+"/api/permissions")
 	defer resp.Body.Close()
 	var list []action.Standing
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list) != 1 || list[0].RevokedBy != "dashboard" {
@@ -211,10 +258,12 @@ func TestForeignHostIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
+	key := sealtest.Key(t)
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
-		Pool:   pool, Insert: insert, Addr: ts.Listener.Addr().String(),
+		Pool:   pool, Insert: insert, Addr: ts.Listener.Addr().String(), Seal: key,
 	})
+	session := signIn(t, pool, key, ts.Listener.Addr().String())
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	defer ts.Close()
@@ -235,6 +284,7 @@ func TestForeignHostIsRefused(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Origin", "http://"+tt.host)
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.AddCookie(&http.Cookie{Name: "buddi_session_" + port, Value: session})
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"buddi/core/executor"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/health"
 )
 
@@ -55,9 +56,14 @@ type Deps struct {
 	Log *slog.Logger
 	// Chat serves the agents and conversations; nil leaves those routes out.
 	Chat *Chat
-	// Remote: the listener is off loopback, so every request needs a session from a sign-in
-	// ticket (`buddi dashboard`); on loopback the binding is the credential.
+	// Remote: the listener is off loopback (BUDDI_WEB_HOST). Every request needs a credential
+	// either way; the page is told, to say where it is reached from.
 	Remote bool
+	// Seal is the installation's key: tickets and sessions are stored as its keyed hashes.
+	// The zero key accepts no session.
+	Seal seal.Key
+	// CLIToken is the command line's bearer token (webauth.CLIToken); empty accepts none.
+	CLIToken string
 	// Jobs serves the failed jobs; nil leaves those routes out.
 	Jobs Jobs
 	// Developer serves Settings → Developer; nil leaves those routes out.
@@ -79,6 +85,7 @@ type Server struct {
 	http   *http.Server
 	mux    *http.ServeMux
 	writes []string // the write routes, each behind guardWrite
+	routes []string // every route, reads and writes
 	deps   Deps
 	log    *slog.Logger
 	// closing is closed by Shutdown: websockets (hijacked, so the server no longer tracks
@@ -87,6 +94,9 @@ type Server struct {
 	mu      sync.Mutex // guards closed and the sockets' Add against Shutdown's Wait
 	closed  bool
 	sockets sync.WaitGroup
+
+	refusedMu sync.Mutex
+	refused   map[string]time.Time // reason/uid → when a refusal was last recorded
 }
 
 // NewServer builds the routes.
@@ -94,37 +104,37 @@ func NewServer(deps Deps) *Server {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{deps: deps, log: deps.Log.With("service", "dashboard"), closing: make(chan struct{})}
+	s := &Server{deps: deps, log: deps.Log.With("service", "dashboard"), closing: make(chan struct{}), refused: map[string]time.Time{}}
 	mux := http.NewServeMux()
 	s.mux = mux
-	mux.HandleFunc("GET /auth", s.redeem)
-	mux.HandleFunc("GET /api/session", s.session)
-	mux.HandleFunc("GET /api/health", s.health)
-	mux.HandleFunc("GET /api/approvals", s.listApprovals)
-	mux.HandleFunc("GET /api/approvals/{id}", s.getApproval)
+	s.handle("GET /auth", s.redeem)
+	s.handle("GET /api/session", s.session)
+	s.handle("GET /api/health", s.health)
+	s.handle("GET /api/approvals", s.listApprovals)
+	s.handle("GET /api/approvals/{id}", s.getApproval)
 	s.write("POST /api/approvals/{id}/approve", s.decideApproval(true))
 	s.write("POST /api/approvals/{id}/reject", s.decideApproval(false))
-	mux.HandleFunc("GET /api/permissions", s.listPermissions)
+	s.handle("GET /api/permissions", s.listPermissions)
 	s.write("POST /api/permissions/{id}/revoke", s.revokePermission)
 	if deps.Chat != nil {
-		mux.HandleFunc("GET /api/agents", s.listAgents)
-		mux.HandleFunc("GET /api/conversations", s.listConversations)
-		mux.HandleFunc("GET /api/conversations/{id}", s.getConversation)
-		mux.HandleFunc("GET /api/conversations/{id}/live", s.liveConversation)
+		s.handle("GET /api/agents", s.listAgents)
+		s.handle("GET /api/conversations", s.listConversations)
+		s.handle("GET /api/conversations/{id}", s.getConversation)
+		s.handle("GET /api/conversations/{id}/live", s.liveConversation)
 		s.write("POST /api/messages", s.sendMessage)
 		s.write("POST /api/conversations/{id}/stop", s.stopRun)
 		s.write("POST /api/offers/{id}/take", s.takeOffer)
-		mux.HandleFunc("GET /api/attention", s.attention)
+		s.handle("GET /api/attention", s.attention)
 	}
-	mux.HandleFunc("GET /api/events", s.listEvents)
-	mux.HandleFunc("GET /api/live", s.liveEvents)
+	s.handle("GET /api/events", s.listEvents)
+	s.handle("GET /api/live", s.liveEvents)
 	if deps.Jobs != nil {
-		mux.HandleFunc("GET /api/jobs", s.listJobs)
+		s.handle("GET /api/jobs", s.listJobs)
 		s.write("POST /api/jobs/{id}/retry", s.retryJob)
 		s.write("POST /api/jobs/{id}/dismiss", s.dismissJob)
 	}
 	if deps.Developer != nil {
-		mux.HandleFunc("GET /api/developer", s.developerSettings)
+		s.handle("GET /api/developer", s.developerSettings)
 		s.write("POST /api/developer/agents/{agent}/mode", s.setMode)
 		s.write("POST /api/developer/processes/{agent}/{name}/stop", s.stopProcess)
 		s.write("POST /api/developer/processes/stop-all", s.stopAll)
@@ -132,13 +142,14 @@ func NewServer(deps Deps) *Server {
 		s.write("POST /api/developer/tailnet", s.setTailnetPreviews)
 	}
 	if deps.Previews != nil {
-		mux.HandleFunc("GET /api/preview/{plugin}/{name}/link", s.previewLink)
-		mux.HandleFunc("GET /api/preview/{plugin}/{name}/check", s.previewCheck)
+		s.handle("GET /api/preview/{plugin}/{name}/link", s.previewLink)
+		s.handle("GET /api/preview/{plugin}/{name}/check", s.previewCheck)
 	}
 	if deps.Artifacts != nil {
-		mux.HandleFunc("GET /api/artifacts/{id}", s.artifact)
+		s.handle("GET /api/artifacts/{id}", s.artifact)
 	}
-	mux.Handle("GET /", webUI())
+	s.mux.Handle("GET /", webUI())
+	s.routes = append(s.routes, "GET /")
 	handler := s.gate(mux)
 	if deps.Tailnet != nil {
 		handler = s.tailnetGate(mux)
@@ -151,11 +162,21 @@ func NewServer(deps Deps) *Server {
 	return s
 }
 
+// handle registers a read route.
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.routes = append(s.routes, pattern)
+	s.mux.HandleFunc(pattern, h)
+}
+
 // write registers a write route behind guardWrite.
 func (s *Server) write(pattern string, h http.HandlerFunc) {
 	s.writes = append(s.writes, pattern)
+	s.routes = append(s.routes, pattern)
 	s.mux.Handle(pattern, guardWrite(h))
 }
+
+// Routes lists every route ("GET /api/…", "POST /api/…"), for the test that walks them all.
+func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 
 // WriteRoutes lists the write routes ("POST /api/…"), for the test that walks them all.
 func (s *Server) WriteRoutes() []string { return append([]string(nil), s.writes...) }

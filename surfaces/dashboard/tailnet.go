@@ -9,6 +9,7 @@ import (
 
 	"buddi/surfaces/webauth"
 	"buddi/tailnet"
+	"buddi/tailnet/fetchsite"
 )
 
 // Tailnet is what the dashboard needs to answer on the tailnet node.
@@ -27,6 +28,10 @@ func tailnetSubject(login string) string { return "tailnet:" + login }
 // is refused with a 403 and an event, and so is every request before an owner login is set,
 // except the ticket redemption that pins it. The owner's first request gets a session without
 // a sign-in step; writes still need that session cookie, the CSRF token and buddi's Origin.
+// Because the identity travels with whatever the owner's browser sends, every request also
+// passes fetchsite.Check: a write or a websocket that does not say it came from the
+// dashboard's own page (Sec-Fetch-Site, or Origin where a browser sends no Sec-Fetch-Site) is
+// refused, and so is a read another page made, except a navigation.
 func (s *Server) tailnetGate(next http.Handler) http.Handler {
 	t := s.deps.Tailnet
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,9 +48,16 @@ func (s *Server) tailnetGate(next http.Handler) http.Handler {
 			http.Redirect(w, r, "/", http.StatusSeeOther)
 			return
 		}
+		// The owner's identity rides on every request the owner's browser makes, whichever page
+		// made it: a write or a websocket must come from the dashboard's own page, and a read
+		// from it or a navigation (fetchsite's rule), before any session is opened for it.
+		if err := fetchsite.Check(r); err != nil {
+			writeError(w, http.StatusForbidden, err.Error())
+			return
+		}
 		csrfCookie(w, r)
 		subject := tailnetSubject(v.Caller.Login)
-		ok, err := validSession(r, s.deps.Pool, subject)
+		ok, err := validSession(r, s.deps.Pool, s.deps.Seal, subject)
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
 			return
@@ -74,7 +86,7 @@ func (s *Server) tailnetGate(next http.Handler) http.Handler {
 // openTailnetSession opens a session for the owner's login and sets its cookie on the
 // response (and on r, for the handler that follows).
 func (s *Server) openTailnetSession(w http.ResponseWriter, r *http.Request, subject string) bool {
-	token, ttl, err := webauth.Open(r.Context(), s.deps.Pool, webauth.PurposeSession, subject)
+	token, ttl, err := webauth.Open(r.Context(), s.deps.Pool, s.deps.Seal, webauth.PurposeSession, subject)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "a session could not be opened: the database is not answering")
 		return false
@@ -97,7 +109,7 @@ func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet
 		return
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	if err := webauth.Use(r.Context(), tx, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
+	if err := webauth.Use(r.Context(), tx, s.deps.Seal, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
 		if !errors.Is(err, webauth.ErrInvalid) {
 			writeError(w, http.StatusServiceUnavailable, "the sign-in could not be checked: the database is not answering")
 			return

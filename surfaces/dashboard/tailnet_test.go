@@ -7,7 +7,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gorilla/websocket"
+
+	"buddi/core/seal/sealtest"
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/queue"
@@ -39,7 +43,8 @@ func TestTailnetGate(t *testing.T) {
 		return tailnet.Caller{}, errors.New("no such peer")
 	}
 	gate := tailnet.NewGate(who, func() []string { return []string{"buddi", "buddi.example.ts.net"} }, pool, nil)
-	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
+	key := sealtest.Key(t)
+	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Health:  func(context.Context) health.Report { return health.Report{} },
 		Tailnet: &dashboard.Tailnet{Gate: gate}})
 	h := srv.Handler()
@@ -77,7 +82,7 @@ func TestTailnetGate(t *testing.T) {
 		t.Fatalf("a bad ticket pinned %q", o)
 	}
 	// A tagged machine acts for no user: its valid ticket pins nothing, and is not spent.
-	ticket, err := webauth.Issue(context.Background(), pool, webauth.PurposeSession, "")
+	ticket, err := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +113,7 @@ func TestTailnetGate(t *testing.T) {
 		t.Fatalf("no HttpOnly session cookie after redeeming: %v", rec.Result().Cookies())
 	}
 	// A second ticket, redeemed by someone else, changes nothing.
-	ticket2, _ := webauth.Issue(context.Background(), pool, webauth.PurposeSession, "")
+	ticket2, _ := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, "")
 	if rec := do(http.MethodGet, "/auth?ticket="+ticket2, other); rec.Code != http.StatusForbidden {
 		t.Fatalf("a second login's ticket: %d", rec.Code)
 	}
@@ -121,7 +126,7 @@ func TestTailnetGate(t *testing.T) {
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	_ = pool.QueryRow(context.Background(), `SELECT count(*) FROM core.web_sessions`).Scan(&after)
-	if rec.Code != http.StatusUnauthorized || after != before {
+	if rec.Code != http.StatusForbidden || after != before {
 		t.Fatalf("a cross-site request: %d, sessions %d → %d", rec.Code, before, after)
 	}
 	// The owner's first GET opens a session; a write without a session is refused even with
@@ -157,5 +162,117 @@ func TestTailnetGate(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = 'tailnet.refused' AND payload->>'login' = 'other@example.com'`).Scan(&n); err != nil || n == 0 {
 		t.Fatalf("refusals of the other login recorded: %d %v", n, err)
+	}
+}
+
+// On the tailnet the owner's identity rides on every request the owner's browser makes, so a
+// write (every method but GET, HEAD and OPTIONS) and a websocket need a request the dashboard's
+// own page made: Sec-Fetch-Site same-origin (or none), or, over plain HTTP where browsers send
+// no Sec-Fetch-Site, an Origin naming the dashboard. One that says neither, or names another
+// page, is refused at the gate, before a session is opened for it. Served on a real loopback
+// listener, the node's WhoIs played by the loopback address.
+func TestTailnetWritesComeFromTheDashboardsOwnPage(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	insert, err := queue.InsertOnly(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tailnet.SetOwner(context.Background(), pool, "owner@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	who := func(context.Context, string) (tailnet.Caller, error) {
+		return tailnet.Caller{Login: "owner@example.com", Node: "phone"}, nil
+	}
+	gate := tailnet.NewGate(who, func() []string { return []string{"127.0.0.1"} }, pool, nil)
+	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: sealtest.Key(t), Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
+		Health:  func(context.Context) health.Report { return health.Report{} },
+		Tailnet: &dashboard.Tailnet{Gate: gate}})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	own := ts.URL
+	sessions := func() int {
+		var n int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM core.web_sessions`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Websockets: one that says nothing of its page, and one from another page, are refused
+	// and open no session; the dashboard's own page (plain HTTP: Origin only) gets through.
+	live := strings.Replace(own, "http://", "ws://", 1) + "/api/live"
+	for _, origin := range []string{"", "http://evil.example", "null"} {
+		before := sessions()
+		hdr := http.Header{}
+		if origin != "" {
+			hdr.Set("Origin", origin)
+		}
+		c, resp, err := websocket.DefaultDialer.Dial(live, hdr)
+		if err == nil {
+			c.Close()
+		}
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden || sessions() != before {
+			t.Fatalf("a websocket with Origin %q: %v %v, sessions %d → %d", origin, resp, err, before, sessions())
+		}
+	}
+	c, _, err := websocket.DefaultDialer.Dial(live, http.Header{"Origin": {own}})
+	if err != nil {
+		t.Fatalf("the dashboard's own websocket over plain HTTP: %v", err)
+	}
+	c.Close()
+
+	// Writes, with the session and the CSRF token right: only the dashboard's own page's.
+	resp, err := http.Get(own + "/api/session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if strings.HasPrefix(c.Name, "buddi_session_") {
+			session = c
+		}
+	}
+	if session == nil {
+		t.Fatalf("no session from the owner's first GET: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	port := strings.TrimPrefix(own, "http://127.0.0.1:")
+	csrf := &http.Cookie{Name: "buddi_csrf_" + port, Value: strings.Repeat("c", 43)}
+	cases := []struct {
+		site, origin string
+		want         int
+	}{
+		{"", "", http.StatusForbidden},
+		{"", "http://evil.example", http.StatusForbidden},
+		{"same-site", own, http.StatusForbidden},
+		{"cross-site", "http://evil.example", http.StatusForbidden},
+		{"", own, http.StatusOK}, // plain HTTP: a browser sends Origin, not Sec-Fetch-Site
+		{"same-origin", own, http.StatusOK},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest(http.MethodPost, own+"/api/developer/tailnet", strings.NewReader(`{"previews":true}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(dashboard.CSRFHeader, csrf.Value)
+		req.AddCookie(csrf)
+		req.AddCookie(session)
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("a write with Sec-Fetch-Site %q and Origin %q: %d, want %d", c.site, c.origin, resp.StatusCode, c.want)
+		}
 	}
 }

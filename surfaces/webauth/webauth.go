@@ -1,22 +1,29 @@
-// Package webauth holds the dashboard's sign-in state (seed 004, "Owner and surface
-// authentication"): single-use tickets with a five-minute life, exchanged for sessions, for
-// the dashboard off loopback and for each developer preview. Only hashes of tokens are
-// stored. The command line issues tickets straight into the database; the server redeems them.
+// Package webauth holds the dashboard's credentials: single-use sign-in tickets with a
+// five-minute life, exchanged for sessions, for the dashboard (on loopback as off it) and
+// for each developer preview; and the command line's token, a 0600 file in the data
+// directory that the CLI sends as a bearer token.
+//
+// Only keyed hashes of tickets and sessions are stored: an HMAC under the installation's
+// seal key (core/seal), bound to the purpose and subject. Whoever can write the database
+// cannot add a ticket or session of their own, because they cannot compute the hash of a
+// token they chose. The command line issues tickets straight into the database (it reads
+// the same key); the server redeems them.
 package webauth
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/seal"
 )
 
 // Purpose is what a ticket or session opens.
@@ -49,18 +56,31 @@ func newToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func hash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+// hash is what is stored of a token: its seal under key for purpose and subject. A zero key
+// panics in seal; the callers refuse one first.
+func hash(key seal.Key, token string, purpose Purpose, subject string) string {
+	return key.Seal("web-token", string(purpose), subject, token)
 }
+
+// ErrNoKey means a caller passed no seal key: nothing is issued or accepted without one.
+var ErrNoKey = errors.New("webauth: no seal key")
 
 // Issue creates a single-use ticket for purpose and subject, valid for TicketTTL, and
 // returns it (the only time it exists in clear).
-func Issue(ctx context.Context, q Querier, purpose Purpose, subject string) (string, error) {
+func Issue(ctx context.Context, q Querier, key seal.Key, purpose Purpose, subject string) (string, error) {
+	return IssueFor(ctx, q, key, purpose, subject, TicketTTL)
+}
+
+// IssueFor is Issue with another lifetime (buddi serve's start-up link lives longer than
+// `buddi dashboard`'s, since nobody may be watching when it is printed).
+func IssueFor(ctx context.Context, q Querier, key seal.Key, purpose Purpose, subject string, ttl time.Duration) (string, error) {
+	if key.IsZero() {
+		return "", ErrNoKey
+	}
 	token := newToken()
 	var ok bool
 	err := q.QueryRow(ctx, `INSERT INTO core.web_tickets (token_hash, purpose, subject, expires_at)
-		VALUES ($1, $2, $3, now() + $4::interval) RETURNING true`, hash(token), purpose, subject, TicketTTL.String()).Scan(&ok)
+		VALUES ($1, $2, $3, now() + $4::interval) RETURNING true`, hash(key, token, purpose, subject), purpose, subject, ttl.String()).Scan(&ok)
 	if err != nil {
 		return "", fmt.Errorf("issue a sign-in ticket: %w", err)
 	}
@@ -70,20 +90,26 @@ func Issue(ctx context.Context, q Querier, purpose Purpose, subject string) (str
 // Redeem uses ticket once (for purpose and subject) and opens a session for the same; it
 // returns the session's token and lifetime. A ticket used, expired or meant for something
 // else is ErrInvalid.
-func Redeem(ctx context.Context, q Querier, ticket string, purpose Purpose, subject string) (string, time.Duration, error) {
-	if err := Use(ctx, q, ticket, purpose, subject); err != nil {
+func Redeem(ctx context.Context, q Querier, key seal.Key, ticket string, purpose Purpose, subject string) (string, time.Duration, error) {
+	if err := Use(ctx, q, key, ticket, purpose, subject); err != nil {
 		return "", 0, err
 	}
-	return Open(ctx, q, purpose, subject)
+	return Open(ctx, q, key, purpose, subject)
 }
 
 // Use spends ticket (for purpose and subject) without opening a session: the caller opens the
 // one it needs. A ticket used, expired or meant for something else is ErrInvalid.
-func Use(ctx context.Context, q Querier, ticket string, purpose Purpose, subject string) error {
+func Use(ctx context.Context, q Querier, key seal.Key, ticket string, purpose Purpose, subject string) error {
+	if key.IsZero() {
+		return ErrNoKey
+	}
+	if ticket == "" {
+		return ErrInvalid
+	}
 	var used bool
 	err := q.QueryRow(ctx, `UPDATE core.web_tickets SET used_at = now()
 		WHERE token_hash = $1 AND purpose = $2 AND subject = $3 AND used_at IS NULL AND expires_at > now()
-		RETURNING true`, hash(ticket), purpose, subject).Scan(&used)
+		RETURNING true`, hash(key, ticket, purpose, subject), purpose, subject).Scan(&used)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrInvalid
 	}
@@ -96,7 +122,10 @@ func Use(ctx context.Context, q Querier, ticket string, purpose Purpose, subject
 // Open opens a session for purpose and subject and returns its token (the only time it exists
 // in clear) and lifetime. The caller has established who it is for: a redeemed ticket, or the
 // owner's tailnet identity.
-func Open(ctx context.Context, q Querier, purpose Purpose, subject string) (string, time.Duration, error) {
+func Open(ctx context.Context, q Querier, key seal.Key, purpose Purpose, subject string) (string, time.Duration, error) {
+	if key.IsZero() {
+		return "", 0, ErrNoKey
+	}
 	ttl := SessionTTL
 	if purpose == PurposePreview {
 		ttl = PreviewSessionTTL
@@ -104,20 +133,20 @@ func Open(ctx context.Context, q Querier, purpose Purpose, subject string) (stri
 	token := newToken()
 	var ok bool
 	if err := q.QueryRow(ctx, `INSERT INTO core.web_sessions (token_hash, purpose, subject, expires_at)
-		VALUES ($1, $2, $3, now() + $4::interval) RETURNING true`, hash(token), purpose, subject, ttl.String()).Scan(&ok); err != nil {
+		VALUES ($1, $2, $3, now() + $4::interval) RETURNING true`, hash(key, token, purpose, subject), purpose, subject, ttl.String()).Scan(&ok); err != nil {
 		return "", 0, fmt.Errorf("open a session: %w", err)
 	}
 	return token, ttl, nil
 }
 
 // Valid reports whether token is a live session for purpose and subject.
-func Valid(ctx context.Context, q Querier, token string, purpose Purpose, subject string) (bool, error) {
-	if token == "" {
+func Valid(ctx context.Context, q Querier, key seal.Key, token string, purpose Purpose, subject string) (bool, error) {
+	if token == "" || key.IsZero() {
 		return false, nil
 	}
 	var ok bool
 	err := q.QueryRow(ctx, `SELECT true FROM core.web_sessions WHERE token_hash = $1 AND purpose = $2 AND subject = $3
-		AND revoked_at IS NULL AND expires_at > now()`, hash(token), purpose, subject).Scan(&ok)
+		AND revoked_at IS NULL AND expires_at > now()`, hash(key, token, purpose, subject), purpose, subject).Scan(&ok)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -125,4 +154,34 @@ func Valid(ctx context.Context, q Querier, token string, purpose Purpose, subjec
 		return false, fmt.Errorf("check a session: %w", err)
 	}
 	return true, nil
+}
+
+// CLITokenFile is the command line's token file's name inside the data directory.
+const CLITokenFile = "cli.token"
+
+// ReadCLIToken returns the command line's token without creating it: an error when buddi has
+// not made one yet (buddi serve does at start).
+func ReadCLIToken(home string) (string, error) {
+	raw, err := seal.ReadSecret(filepath.Join(home, CLITokenFile))
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// CLIToken returns the command line's token, from <home>/cli.token, creating it (0600) the
+// first time. The CLI sends it as "Authorization: Bearer <token>"; buddi serve reads it once
+// at start. It is never stored in the database.
+func CLIToken(home string) (string, error) {
+	raw, err := seal.ReadOrCreate(filepath.Join(home, CLITokenFile), 32)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// SameToken compares a presented token with the expected one in constant time; an empty
+// expected token matches nothing.
+func SameToken(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }

@@ -1,0 +1,4 @@
+package dashboard
+
+// PeerUID is peerUID, for the test that reads a connection's account.
+var PeerUID = peerUID
