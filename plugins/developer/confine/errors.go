@@ -97,6 +97,22 @@ func (e *GitDirError) Error() string {
 
 func (*GitDirError) refusal() {}
 
+// HooksDirError is a write under a directory git runs hooks from: the one core.hooksPath
+// names, or a .husky directory. Like .git, it is never written.
+type HooksDirError struct {
+	// Path is the path as it was given.
+	Path string
+	// Dir is the hooks directory it falls under.
+	Dir string
+}
+
+// Error returns the refusal as one plain sentence.
+func (e *HooksDirError) Error() string {
+	return fmt.Sprintf("%q is inside %s, where git runs hooks from, and like .git it is never written.", e.Path, e.Dir)
+}
+
+func (*HooksDirError) refusal() {}
+
 // NotDirError is a path that goes through something that is not a directory.
 type NotDirError struct {
 	// Path is the path as it was given.

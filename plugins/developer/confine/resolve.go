@@ -23,8 +23,9 @@ type Path struct {
 	// Mode is its type and permission bits, when it exists.
 	Mode fs.FileMode
 	// NeedsGate is true for .gitmodules and .gitattributes, at any depth: they decide what
-	// git itself runs, so §4 gates a write to them in every mode. The tier is the plugin's
-	// decision; this is only the fact.
+	// git itself runs, so §4 gates a write to them in every mode. So are the files hook
+	// managers read their commands from when git runs their hook (lefthook.yml,
+	// .pre-commit-config.yaml, …). The tier is the plugin's decision; this is only the fact.
 	NeedsGate bool
 	// InGit is true when a component is named .git (the workspace's own path included):
 	// such a path may be read, and is never written.
@@ -269,9 +270,18 @@ var errIdentity = errors.New("confine: the descriptor is not the file that was v
 // case: on a case-insensitive filesystem .GIT is .git.
 func isGitName(c string) bool { return strings.EqualFold(c, ".git") }
 
-// isGateName reports whether a file name is one whose contents decide what git runs.
+// isGateName reports whether a file name is one whose contents decide what git runs:
+// .gitmodules and .gitattributes, and the files hook managers read their commands from.
 func isGateName(c string) bool {
-	return strings.EqualFold(c, ".gitmodules") || strings.EqualFold(c, ".gitattributes")
+	if strings.EqualFold(c, ".gitmodules") || strings.EqualFold(c, ".gitattributes") {
+		return true
+	}
+	for _, f := range hookManagerFiles {
+		if strings.EqualFold(c, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // fileMode converts a stat mode to an fs.FileMode: the type and the permission bits.

@@ -22,7 +22,8 @@ type Options struct {
 }
 
 // Root is one workspace directory. It is safe for concurrent use; it holds no descriptor
-// between calls (each call opens the root afresh), so it needs no Close.
+// between calls (each call opens the root afresh), so it needs no Close. Copy one only
+// through WithHooks.
 type Root struct {
 	named string // the directory as the owner named it, cleaned
 	canon string // the same with the links in it resolved: every Abs is under it
@@ -31,6 +32,8 @@ type Root struct {
 	// rootInGit is true when the root itself has a component named .git: then nothing in
 	// it is ever written.
 	rootInGit bool
+	// hooks, when set by WithHooks, says where git runs hooks from in each repository.
+	hooks *hooks
 	// openat2 is true when the kernel has openat2 (see the package doc). Tests clear it to
 	// exercise the component walk.
 	openat2 bool

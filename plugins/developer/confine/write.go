@@ -28,7 +28,8 @@ type Written struct {
 // behind.
 //
 // path is validated as Resolve does, and further: a path with a component named .git is
-// refused (GitDirError); a directory or other non-regular file is refused
+// refused (GitDirError), and so is one under a directory git runs hooks from (HooksDirError,
+// see WithHooks); a directory or other non-regular file is refused
 // (NotRegularError); missing parent directories are created. The target's permission bits
 // are kept when it existed (without setuid, setgid and sticky, which the kernel clears on
 // an ordinary write too), and so are its owner and group where the process may set them;
@@ -51,6 +52,11 @@ func (r *Root) Write(cwd, path string, data []byte) (Written, error) {
 	}
 	if p.InGit {
 		return Written{}, &GitDirError{Path: path}
+	}
+	if dir, in, err := r.InHooks(p); err != nil {
+		return Written{}, err
+	} else if in {
+		return Written{}, &HooksDirError{Path: path, Dir: r.display(dir)}
 	}
 	if len(p.comps) == 0 || p.Exists && !p.Mode.IsRegular() {
 		return Written{}, &NotRegularError{Path: path, Kind: kindOf(p.Mode)}
