@@ -93,6 +93,9 @@ func (t *runTool) prepare(ctx context.Context, call plugins.Call) (*runCall, err
 		// Every path the workspace's confinement protects: the home's §2 list (with the
 		// targets of links among them), buddi's data directory, the vault.
 		Protected: c.s.root.Protected(),
+		// The cwd and every path the command names, resolved through the confinement: no
+		// link on the way, and nothing a formatter writes under .git or a hooks directory.
+		Root: c.s.root.WithHooks(t.p.hooksLookup(c.s)),
 	})
 	if c.verdict.Kind == runlist.Refused {
 		return c, refusef("%s", c.verdict.Reason)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"buddi/plugins/developer/confine"
 )
 
 // Mode is the agent's developer mode (§3), read from its workspace record on every call.
@@ -119,6 +121,17 @@ const (
 	// RuleNpxMissing: npx of a binary not in node_modules/.bin up to the workspace root.
 	RuleNpxMissing Rule = "npx-missing"
 
+	// RuleSymlink: a path the command names goes through a symbolic link inside the
+	// workspace, a dangling one included, or a directory a program reads following links
+	// holds one (refused, in every mode: §2, §9).
+	RuleSymlink Rule = "symlink"
+	// RuleNoWrite: a program that writes the files it is given is given one under .git or
+	// a directory git runs hooks from (refused).
+	RuleNoWrite Rule = "no-write"
+	// RuleUnchecked: a path could not be checked on the filesystem, or the command names
+	// more than are checked (gated).
+	RuleUnchecked Rule = "unchecked"
+
 	// RuleBadWorkspace: the workspace is not an absolute path (refused).
 	RuleBadWorkspace Rule = "bad-workspace"
 	// RuleCwdOutside: the cwd resolves outside the workspace (§2: refused before any tool
@@ -126,6 +139,10 @@ const (
 	RuleCwdOutside Rule = "cwd-outside"
 	// RuleCwdProtected: the cwd is under a path §2 protects (refused).
 	RuleCwdProtected Rule = "cwd-protected"
+	// RuleCwdSymlink: the cwd goes through a symbolic link (refused).
+	RuleCwdSymlink Rule = "cwd-symlink"
+	// RuleCwdMissing: the cwd is not an existing directory (refused).
+	RuleCwdMissing Rule = "cwd-missing"
 	// RuleEmpty: the command has no words (refused).
 	RuleEmpty Rule = "empty"
 	// RuleUnsplittable: an unterminated quote or a NUL byte: no argv can be made (refused).
@@ -154,6 +171,11 @@ type Input struct {
 	// Protected are absolute paths refused even inside the workspace (§2): HomeProtected
 	// of the owner's home, buddi's data directory and the vault. Nil protects nothing.
 	Protected []string
+	// Root is the workspace's confinement. With it, the cwd and every path the command
+	// names are resolved on the filesystem (resolve.go): a symbolic link on the way is a
+	// refusal, and Workspace is Root.Dir(). Nil checks paths only as text, which no tool
+	// that spawns may rely on.
+	Root *confine.Root
 }
 
 // Verdict is what the run tool gets for a command.
@@ -246,10 +268,21 @@ func decide(in Input) Verdict {
 		return set(Refused, RuleBadWorkspace, "%s: the workspace %q is not an absolute path", name, in.Workspace)
 	}
 	ws := filepath.Clean(in.Workspace)
-	rel, ok := resolveCwd(ws, in.Cwd)
-	if !ok {
-		v.Word = in.Cwd
-		return set(Refused, RuleCwdOutside, "%s: the directory %q resolves outside the workspace %q", name, in.Cwd, ws)
+	var rel string
+	if in.Root != nil {
+		ws = in.Root.Dir()
+		r, fd := resolveDir(in.Root, name, in.Cwd)
+		if fd != nil {
+			return from(Refused, fd)
+		}
+		rel = r
+	} else {
+		r, ok := resolveCwd(ws, in.Cwd)
+		if !ok {
+			v.Word = in.Cwd
+			return set(Refused, RuleCwdOutside, "%s: the directory %q resolves outside the workspace %q", name, in.Cwd, ws)
+		}
+		rel = r
 	}
 	pl := place{workspace: ws, rel: rel, protected: cleanAll(in.Protected)}
 	v.Dir = pl.dir()
@@ -271,6 +304,22 @@ func decide(in Input) Verdict {
 	if fd := protectedScan(v.Argv, pl); fd != nil {
 		return from(Gated, fd)
 	}
+	// What the run list makes of it, in every mode: which words are paths is its answer.
+	listed, fd, uses := runList(v.Argv, pl, in.FS)
+	// The paths on the filesystem: a link refuses the command in every mode; a path that
+	// could not be checked keeps it from running without a card.
+	var pathFd *finding
+	if in.Root != nil {
+		c := checker{root: in.Root, rel: pl.rel, prog: name}
+		if listed != nil && v.Plain && uses != nil {
+			pathFd = c.uses(uses.list)
+		} else {
+			pathFd = c.words(v.Argv)
+		}
+		if pathFd != nil && pathFd.refuse {
+			return from(Refused, pathFd)
+		}
+	}
 	if in.Mode == ModeAsk {
 		return set(Gated, RuleAskMode, "%s: ask mode asks before every command", name)
 	}
@@ -280,6 +329,10 @@ func decide(in Input) Verdict {
 		}
 		for _, r := range in.Remembered {
 			if r.Matches(in.Agent, ws, v.Argv) {
+				if pathFd != nil {
+					// The owner allowed the command, not a path that could not be checked.
+					return from(Gated, pathFd), true
+				}
 				how := "exactly"
 				if r.Prefix {
 					how = "by its beginning"
@@ -302,29 +355,38 @@ func decide(in Input) Verdict {
 		v.Word = im.word
 		return set(Gated, RuleNotPlain, "%s: not a plain command: %s", name, im.describe())
 	}
-	ok2, fd := runList(v.Argv, pl, in.FS)
-	if ok2 != nil {
-		return set(Auto, ok2.rule, "%s", ok2.reason)
+	if listed != nil && pathFd == nil {
+		return set(Auto, listed.rule, "%s", listed.reason)
 	}
 	if rv, ok := remembered(); ok {
 		return rv
 	}
+	if listed != nil {
+		return from(Gated, pathFd)
+	}
 	return from(Gated, fd)
 }
 
+// listedPaths are the paths of a command the table admits, as it read them. Nil for an
+// allowance, whose words are not the table's to read (npx's belong to the project's own
+// binary): then every word is looked at.
+type listedPaths struct{ list []pathUse }
+
 // runList is §5's whole list: the table, then the two allowances that look at files.
-func runList(argv []string, pl place, files FS) (*allowed, *finding) {
+func runList(argv []string, pl place, files FS) (*allowed, *finding, *listedPaths) {
 	if spec, sub, rest, ok := installForm(argv); ok {
-		return lockfileInstall(spec, argv, sub, rest, pl, files)
+		a, fd := lockfileInstall(spec, argv, sub, rest, pl, files)
+		return a, fd, nil
 	}
 	if argv[0] == "npx" {
-		return localNpx(argv, pl, files)
+		a, fd := localNpx(argv, pl, files)
+		return a, fd, nil
 	}
-	display, fd := admit(argv, pl)
+	display, uses, fd := admit(argv, pl)
 	if fd != nil {
-		return nil, fd
+		return nil, fd, nil
 	}
-	return &allowed{rule: RuleRunList, reason: display + " is on the run list"}, nil
+	return &allowed{rule: RuleRunList, reason: display + " is on the run list"}, nil, &listedPaths{list: uses}
 }
 
 // protectedScan keeps §2's protected paths out of reach even of a remembered command: a

@@ -20,6 +20,9 @@ type finding struct {
 	word string
 	// reason is the card's sentence.
 	reason string
+	// refuse says no approval can make the command runnable (a path through a link): the
+	// verdict is Refused, in every mode.
+	refuse bool
 }
 
 // reader reads one command against the table.
@@ -27,6 +30,12 @@ type reader struct {
 	place place
 	// display names what is being read in reasons: "grep", "go test", "python3 -m pytest".
 	display string
+	// prog is the program whose row is being read (the module's, after python -m), and sub
+	// its subcommand, or "".
+	prog, sub string
+	// uses are the paths the command names, as the table reads them, with what the program
+	// does with each (resolve.go checks them on the filesystem).
+	uses []pathUse
 }
 
 // failf builds a finding.
@@ -36,11 +45,17 @@ func (rd *reader) failf(rule Rule, flag, word, format string, args ...any) *find
 
 // admit reads argv against the table. It returns nil when the run list admits it, and the
 // name of what it read ("go test", "python3 -m pytest").
-func admit(argv []string, pl place) (string, *finding) {
+func admit(argv []string, pl place) (string, []pathUse, *finding) {
+	display, rd, fd := admitReader(argv, pl)
+	return display, rd.uses, fd
+}
+
+// admitReader is admit, returning the reader with the paths it recorded.
+func admitReader(argv []string, pl place) (string, *reader, *finding) {
 	prog := argv[0]
-	rd := &reader{place: pl, display: prog}
+	rd := &reader{place: pl, display: prog, prog: prog}
 	if strings.ContainsRune(prog, '/') {
-		return prog, rd.failf(RuleProgramPath, "", prog,
+		return prog, rd, rd.failf(RuleProgramPath, "", prog,
 			"%q names a program by its path, and the run list names programs, not files", prog)
 	}
 	rows := byProgram[prog]
@@ -49,14 +64,14 @@ func admit(argv []string, pl place) (string, *finding) {
 		if rows == nil {
 			rule = RuleNotListed
 		}
-		return prog, rd.failf(rule, "", argv[1],
+		return prog, rd, rd.failf(rule, "", argv[1],
 			"%s %s installs packages this machine did not have, and no installer is on the run list", prog, argv[1])
 	}
 	if rows == nil {
-		return prog, rd.failf(RuleNotListed, "", prog, "%s is not on the run list", prog)
+		return prog, rd, rd.failf(RuleNotListed, "", prog, "%s is not on the run list", prog)
 	}
 	fd := rd.rows(rows, argv[1:])
-	return rd.display, fd
+	return rd.display, rd, fd
 }
 
 // rows picks the row by subcommand and reads args against it.
@@ -71,6 +86,7 @@ func (rd *reader) rows(rows []*row, args []string) *finding {
 		for _, r := range rows {
 			if slices.Contains(r.subs, args[0]) {
 				rd.display += " " + args[0]
+				rd.sub = args[0]
 				return rd.walk(r, args[1:])
 			}
 		}
@@ -80,6 +96,7 @@ func (rd *reader) rows(rows []*row, args []string) *finding {
 	}
 	if len(args) > 0 && slices.Contains(first.subs, args[0]) {
 		rd.display += " " + args[0]
+		rd.sub = args[0]
 		return rd.walk(first, args[1:])
 	}
 	if len(args) > 0 && slices.Contains(first.otherSubs, args[0]) {
@@ -129,6 +146,9 @@ func (rd *reader) python(r *row, args []string) *finding {
 				rd.display, module, strings.Join(r.modules, ", "))
 		}
 		rd.display += " -m " + module
+		// python -m puts the run directory first on the module path.
+		rd.uses = append(rd.uses, pathUse{word: module, path: module, flag: "-m", role: roleModule})
+		rd.prog = module
 		return rd.rows(byProgram[module], rest)
 	}
 	if strings.HasPrefix(w, "-") && len(w) > 1 {
@@ -331,6 +351,10 @@ func (rd *reader) value(f flagSpec, w, v string) *finding {
 	case pathValue:
 		return rd.operandPath(v, f.name)
 	}
+	if f.name == "-p" && rd.prog == "pytest" {
+		// pytest -p imports the plugin by its module name.
+		rd.uses = append(rd.uses, pathUse{word: w, path: v, flag: f.name, role: roleModule})
+	}
 	return nil
 }
 
@@ -364,6 +388,7 @@ func (rd *reader) operandPath(p, flag string) *finding {
 		return rd.failf(RuleProtected, flag, p,
 			"%s: %s falls under %q, which is refused even inside a workspace", rd.display, what, pr)
 	}
+	rd.uses = append(rd.uses, pathUse{word: p, path: p, flag: flag, role: roleRead})
 	return nil
 }
 
@@ -389,6 +414,7 @@ func (rd *reader) operands(r *row, ops []string, seen map[string]bool) *finding 
 		return rd.failf(RuleOperand, "", extra,
 			"%s takes at most %d operand, and %q is one more", rd.display, r.maxOperands, extra)
 	}
+	start := len(rd.uses)
 	for k, op := range ops {
 		var fd *finding
 		switch r.operands {
@@ -402,6 +428,9 @@ func (rd *reader) operands(r *row, ops []string, seen map[string]bool) *finding 
 			if op == "" || strings.ContainsRune(op, '/') {
 				fd = rd.failf(RuleOperand, "", op,
 					"%s: %q is not a bare word (one with no path separator)", rd.display, op)
+			} else if rd.prog == "unittest" {
+				// unittest imports each name (a.b.c, or a file's name) from the run directory.
+				rd.uses = append(rd.uses, pathUse{word: op, path: op, role: roleModule})
 			}
 		case goPatterns:
 			p := op
@@ -428,7 +457,48 @@ func (rd *reader) operands(r *row, ops []string, seen map[string]bool) *finding 
 			return fd
 		}
 	}
+	rd.roles(r, rd.uses[start:], seen)
 	return nil
+}
+
+// roles sets what the program does with its operands' paths, ops, now that its flags are
+// known: a formatter that writes writes them (and, given none, the run directory); diff
+// reads the entries of a directory, all the way down with -r, following links.
+func (rd *reader) roles(r *row, ops []pathUse, seen map[string]bool) {
+	set := func(to role) {
+		for i := range ops {
+			ops[i].role = to
+		}
+	}
+	switch {
+	case rd.writes(seen):
+		set(roleWrite)
+		if len(ops) == 0 {
+			rd.uses = append(rd.uses, pathUse{word: rd.display, path: ".", role: roleWrite})
+		}
+	case rd.prog == "diff" && seen["-r"]:
+		set(roleTree)
+	case rd.prog == "diff":
+		set(roleEntries)
+	}
+}
+
+// writes reports whether the program being read writes the files it is given, with the
+// flags seen: the formatters of the table, unless they only check.
+func (rd *reader) writes(seen map[string]bool) bool {
+	switch rd.prog {
+	case "prettier":
+		return seen["--write"]
+	case "eslint":
+		return seen["--fix"]
+	case "ruff":
+		return seen["--fix"] || rd.sub == "format" && !seen["--check"]
+	case "black":
+		return !seen["--check"]
+	case "go", "cargo":
+		return rd.sub == "fmt"
+	}
+	return false
 }
 
 const (

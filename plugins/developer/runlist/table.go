@@ -273,9 +273,10 @@ var table = []row{
 		operands: paths, maxOperands: -1, interspersed: true,
 	},
 	{
+		// uniq's second operand is the file it writes its output to, so it takes one.
 		programs: []string{"uniq"}, style: getopt,
 		flags:    []flagSpec{{"-c", noValue}},
-		operands: paths, maxOperands: -1, interspersed: true,
+		operands: paths, maxOperands: 1, interspersed: true,
 	},
 	{
 		programs: []string{"echo"}, style: getopt,

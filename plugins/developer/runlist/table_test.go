@@ -411,9 +411,11 @@ var rowTables = []rowTable{
 	}},
 	{"uniq", []decisionCase{
 		{"uniq -c x", A, RuleRunList, ""},
-		{"uniq x y", A, RuleRunList, ""},
+		{"uniq x", A, RuleRunList, ""},
+		{"uniq x y", G, RuleOperand, ""}, // y is the file uniq writes
 		{"uniq -d x", G, RuleUnknownFlag, "-d"},
-		{"uniq x /tmp/out", G, RulePathAbsolute, ""},
+		{"uniq x .git/info/attributes", G, RuleOperand, ""},
+		{"uniq /tmp/out", G, RulePathAbsolute, ""},
 	}},
 	{"echo", []decisionCase{
 		{"echo hello world", A, RuleRunList, ""},
