@@ -53,11 +53,14 @@ func (p *plugin) prepareChange(ctx context.Context, call plugins.Call, path stri
 	if err != nil {
 		return nil, err
 	}
+	// Where git runs hooks from is never written, as .git is not: the confinement asks the
+	// owner's git, and refuses the write itself too.
+	s.root = s.root.WithHooks(p.hooksLookup(s))
 	cp, err := s.resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	a, err := writeAssessment(cp, s.mode)
+	a, err := writeAssessment(s.root, cp, s.mode)
 	if err != nil {
 		return nil, err
 	}

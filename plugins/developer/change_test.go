@@ -1,6 +1,7 @@
 package developer
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,20 +130,21 @@ func TestGitDirNeverWritten(t *testing.T) {
 }
 
 // TestGitmodulesGatedEveryMode: .gitmodules and .gitattributes are gated in every mode,
-// because they decide what git itself runs; approved, they are written.
+// because they decide what git itself runs, and so are the files hook managers read their
+// commands from; approved, they are written.
 func TestGitmodulesGatedEveryMode(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for _, mode := range []runlist.Mode{runlist.ModeAsk, runlist.ModeEdit, runlist.ModeRun} {
 		b.setMode(t, mode)
-		for _, path := range []string{".gitmodules", "src/.gitattributes"} {
+		for _, path := range []string{".gitmodules", "src/.gitattributes", "lefthook.yml", ".pre-commit-config.yaml"} {
 			c := call("write", `{"path":"`+path+`","content":"`+string(mode)+`\n"}`)
 			if got := b.tier(t, c); got != gated {
 				t.Errorf("%s %s: got %s, want gated", mode, path, got)
 			}
 			b.mustFail(t, c, nil, "needs the owner's approval")
 			env := b.mustDescribe(t, c)
-			if !strings.Contains(env.Preview, reasonGitDecides) {
+			if !strings.Contains(env.Preview, fmt.Sprintf(reasonGitDecides, filepath.Base(path))) {
 				t.Errorf("%s %s: the card does not name the rule:\n%s", mode, path, env.Preview)
 			}
 			b.mustRun(t, c, env)

@@ -2,6 +2,8 @@ package developer
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 
 	"buddi/plugins"
 	"buddi/plugins/developer/confine"
@@ -30,23 +32,30 @@ func tierOf(a assessment, err error) plugins.Tier {
 const (
 	reasonRead         = "Reads inside the workspace need no card in any mode."
 	reasonAskWrite     = "Ask mode gates every write, so the owner sees the change first."
-	reasonGitDecides   = ".gitmodules and .gitattributes are gated in every mode, because they decide what git itself runs."
+	reasonGitDecides   = "%s is gated in every mode, because it decides what git, or a hook git runs, itself runs."
 	reasonWorkspace    = "Setting a workspace is gated in every mode: a directory is the owner's to grant."
 	reasonUnknownMode  = "The agent's mode is not one of ask, edit or run, so every write asks."
 	reasonNeedApproval = "%s needs the owner's approval for this call (%s), and none was given."
 )
 
 // writeAssessment decides a write to p (write or edit) in mode (§3, §4): .git is never
-// written; .gitmodules and .gitattributes are gated in every mode; ask gates every write;
-// edit and run let it through.
-func writeAssessment(p confine.Path, mode runlist.Mode) (assessment, error) {
-	switch {
-	case p.InGit:
+// written, nor is the directory git runs hooks from (core.hooksPath's, .husky: root says
+// which); .gitmodules, .gitattributes and the hook managers' files are gated in every mode;
+// ask gates every write; edit and run let it through.
+func writeAssessment(root *confine.Root, p confine.Path, mode runlist.Mode) (assessment, error) {
+	if p.InGit {
 		return assessment{}, refusef("%q is inside .git, and .git is never written.", p.Rel)
+	}
+	dir, in, err := root.InHooks(p)
+	switch {
+	case err != nil:
+		return assessment{}, fmt.Errorf("developer: where git runs hooks from, for %s: %w", p.Rel, err)
+	case in:
+		return assessment{}, &confine.HooksDirError{Path: p.Rel, Dir: relTo(root.Dir(), dir)}
 	case p.Exists && !p.Mode.IsRegular():
 		return assessment{}, &confine.NotRegularError{Path: p.Rel, Kind: kindOf(p)}
 	case p.NeedsGate:
-		return assessment{tier: plugins.TierGated, reason: reasonGitDecides}, nil
+		return assessment{tier: plugins.TierGated, reason: fmt.Sprintf(reasonGitDecides, path.Base(p.Rel))}, nil
 	}
 	switch mode {
 	case runlist.ModeAsk:
@@ -55,6 +64,14 @@ func writeAssessment(p confine.Path, mode runlist.Mode) (assessment, error) {
 		return assessment{tier: plugins.TierAuto, reason: fmt.Sprintf("%s mode lets writes inside the workspace through without a card.", titleMode(mode))}, nil
 	}
 	return assessment{tier: plugins.TierGated, reason: reasonUnknownMode}, nil
+}
+
+// relTo names abs relative to dir when it is inside it.
+func relTo(dir, abs string) string {
+	if r, err := filepath.Rel(dir, abs); err == nil && filepath.IsLocal(r) {
+		return r
+	}
+	return abs
 }
 
 // titleMode is the mode's name at the start of a sentence.
