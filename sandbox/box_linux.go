@@ -6,17 +6,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // box is a launch with its paths resolved on the real file system, before anything is
-// mounted: what the mounts and the Landlock rules are made from.
+// mounted: what the mounts and the Landlock rules are made from. The paths the box mounts
+// back in or grants writing to are held open from the moment they are checked, so a link
+// swapped in afterwards (by another boxed process writing the same workspace) changes
+// nothing: the mounts and the rules use the descriptors, not the names.
 type box struct {
 	l launch
 	// homes is Home's real path, and Home as given when a link makes it differ.
 	homes []string
-	// kept are the policy's paths that exist, by their real paths.
-	kept []realPath
+	// kept are the policy's paths that exist, each open and checked.
+	kept []heldPath
 	// dir is the command's directory, real, inside the workspace.
 	dir string
 	// workspace is the workspace's real path.
@@ -26,20 +31,56 @@ type box struct {
 	program string
 	// files are single files under a private directory to mount back in, read-only: the
 	// program, and the file /etc/resolv.conf leads to.
-	files []string
+	files []heldPath
 }
 
-// realPath is a kept path resolved.
-type realPath struct {
+// heldPath is a path of the box, open (O_PATH) and checked by what the descriptor names.
+type heldPath struct {
 	keptPath
-	real string
+	real string // the path the descriptor names
+	fd   int
+	dir  bool
+}
+
+// close closes every descriptor the box holds.
+func (b *box) close() {
+	for _, k := range append(b.kept, b.files...) {
+		_ = unix.Close(k.fd)
+	}
+}
+
+// hold opens path (following links) and returns it with the real path its descriptor names.
+func hold(k keptPath) (heldPath, error) {
+	fd, err := unix.Open(k.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return heldPath{}, fmt.Errorf("open the %s %s: %w", k.role, k.path, err)
+	}
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err == nil && !filepath.IsAbs(real) {
+		err = fmt.Errorf("it resolves to %q, which is not a path", real)
+	}
+	var st unix.Stat_t
+	if err == nil {
+		err = unix.Fstat(fd, &st)
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		return heldPath{}, fmt.Errorf("resolve the %s %s: %w", k.role, k.path, err)
+	}
+	return heldPath{keptPath: k, real: real, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
 }
 
 // prepare resolves the launch's paths: Home, the kept paths (creating a missing writable
 // one other than the workspace), the directory, the program. It refuses a real path that
-// breaks the policy's rules, which links could hide from Validate.
-func prepare(l launch) (*box, error) {
+// breaks the policy's rules, which links could hide from Validate. On an error nothing is
+// left open.
+func prepare(l launch) (_ *box, err error) {
 	b := &box{l: l}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
 	home, err := filepath.EvalSymlinks(l.Policy.Home)
 	switch {
 	case err == nil:
@@ -64,32 +105,23 @@ func prepare(l launch) (*box, error) {
 				return nil, fmt.Errorf("create the %s %s: %w", k.role, k.path, err)
 			}
 		}
-		real, err := filepath.EvalSymlinks(k.path)
+		h, err := hold(k)
 		if err != nil {
-			return nil, fmt.Errorf("resolve the %s %s: %w", k.role, k.path, err)
-		}
-		if err := checkPath(k.role+" (through its links)", real); err != nil {
 			return nil, err
 		}
-		if isSystem(real) {
-			return nil, fmt.Errorf("the %s %s leads to the system directory %s", k.role, k.path, real)
+		b.kept = append(b.kept, h)
+		if err := b.check(h); err != nil {
+			return nil, err
 		}
-		for _, h := range b.homes {
-			if err := apart(k.role+" (through its links)", real, h); err != nil {
-				return nil, err
-			}
-		}
-		if k.writable {
-			if fi, err := os.Stat(real); err != nil {
-				return nil, err
-			} else if !fi.IsDir() {
-				return nil, fmt.Errorf("the %s %s is not a directory", k.role, k.path)
-			}
+		if k.writable && !h.dir {
+			return nil, fmt.Errorf("the %s %s is not a directory", k.role, k.path)
 		}
 		if k.role == "workspace" {
-			b.workspace = real
+			b.workspace = h.real
 		}
-		b.kept = append(b.kept, realPath{keptPath: k, real: real})
+	}
+	if err := nested(keptPaths(b.kept), func(k keptPath) string { return k.path }); err != nil {
+		return nil, err
 	}
 	dir, err := filepath.EvalSymlinks(l.Dir)
 	if err != nil {
@@ -100,35 +132,62 @@ func prepare(l launch) (*box, error) {
 	}
 	b.dir = dir
 	if !l.Probe {
-		prog, err := filepath.EvalSymlinks(l.Path)
-		if err != nil {
-			return nil, fmt.Errorf("resolve the program %s: %w", l.Path, err)
-		}
 		b.program = l.Path
-		if underPrivate(l.Path) != "" || underPrivate(prog) != "" {
-			b.program = prog
-			if underPrivate(prog) != "" {
-				b.files = append(b.files, prog)
+		if prog, err := filepath.EvalSymlinks(l.Path); err == nil && (underPrivate(l.Path) != "" || underPrivate(prog) != "") {
+			h, err := hold(keptPath{role: "program", path: prog})
+			if err != nil {
+				return nil, err
 			}
+			b.files = append(b.files, h)
+			if err := b.check(h); err != nil {
+				return nil, err
+			}
+			b.program = h.real
 		}
 	}
 	if conf, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && underPrivate(conf) != "" {
-		b.files = append(b.files, conf)
+		if h, err := hold(keptPath{role: "resolver configuration", path: conf}); err == nil {
+			b.files = append(b.files, h)
+		}
 	}
 	return b, nil
 }
 
-// writable lists the real directories the command may write: the workspace, the policy's
-// Writable.
-func (b *box) writable() []string {
-	var out []string
-	for _, k := range b.kept {
-		if k.writable {
-			out = append(out, k.real)
+// check refuses a held path whose real path is not one a box may show: the root, a private
+// or system directory, or one that is, holds or lies inside Home.
+func (b *box) check(h heldPath) error {
+	if h.role == "program" {
+		for _, home := range b.homes {
+			if within(h.real, home) {
+				return fmt.Errorf("the program %s is inside buddi's data directory", h.real)
+			}
 		}
+		return nil
+	}
+	role := h.role + " " + h.path + " (through its links)"
+	if err := checkPath(role, h.real); err != nil {
+		return err
+	}
+	if isSystem(h.real) {
+		return fmt.Errorf("the %s %s leads to the system directory %s", h.role, h.path, h.real)
+	}
+	for _, home := range b.homes {
+		if err := apart(role, h.real, home); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keptPaths returns the held paths as kept paths named by their real paths.
+func keptPaths(held []heldPath) []keptPath {
+	out := make([]keptPath, len(held))
+	for i, h := range held {
+		out[i] = h.keptPath
+		out[i].path = h.real
 	}
 	return out
 }
 
 // hidden lists the real paths Landlock grants nothing under: Home (both spellings).
-func (b *box) hidden() []string { return slices.Clone(b.homes) }
+func (b *box) hidden() []string { return append([]string(nil), b.homes...) }

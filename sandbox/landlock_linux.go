@@ -134,9 +134,11 @@ func (b *box) ruleset() (int, error) {
 		return -1, err
 	}
 	write := handled &^ neverRights
-	for _, d := range b.writable() {
-		if err := rs.addPath(d, write, false); err != nil {
-			return -1, err
+	for _, k := range b.kept {
+		if k.writable {
+			if err := rs.add(k.fd, write, false); err != nil {
+				return -1, fmt.Errorf("grant the %s %s: %w", k.role, k.real, err)
+			}
 		}
 	}
 	for _, d := range privateDirs {

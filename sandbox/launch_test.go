@@ -140,6 +140,22 @@ func TestLaunchFailsClosed(t *testing.T) {
 			t.Fatalf("got %v, want a LaunchError at paths refusing the data directory", err)
 		}
 	})
+	t.Run("a cache that leads into the data directory", func(t *testing.T) {
+		t.Parallel()
+		tr := newTree(t)
+		if err := os.Mkdir(tr.home+"/npm", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		link := tr.root + "/npm"
+		if err := os.Symlink(tr.home+"/npm", link); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runIn(t, Policy{Home: tr.home, Workspace: tr.ws, Writable: []string{link}}, tr.ws, []string{"/bin/true"}, nil, "")
+		var le *LaunchError
+		if !errors.As(err, &le) || le.Stage != "paths" || !strings.Contains(le.Reason, "inside buddi's data directory") {
+			t.Fatalf("got %v, want a LaunchError at paths refusing the data directory", err)
+		}
+	})
 	t.Run("a program the box hides", func(t *testing.T) {
 		t.Parallel()
 		tr := newTree(t)
@@ -149,8 +165,8 @@ func TestLaunchFailsClosed(t *testing.T) {
 		}
 		_, _, err := runIn(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws, []string{prog}, nil, "")
 		var le *LaunchError
-		if !errors.As(err, &le) || le.Stage != "exec" {
-			t.Fatalf("got %v, want a LaunchError at exec", err)
+		if !errors.As(err, &le) || le.Stage != "paths" || !strings.Contains(le.Reason, "inside buddi's data directory") {
+			t.Fatalf("got %v, want a LaunchError at paths refusing a program in the data directory", err)
 		}
 	})
 	t.Run("refused before a launcher starts", func(t *testing.T) {

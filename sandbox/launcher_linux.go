@@ -62,6 +62,7 @@ func runLauncher(encoded string) {
 	if err != nil {
 		fail("paths", err)
 	}
+	defer b.close()
 	forced("paths")
 	if err := b.mount(); err != nil {
 		fail("mounts", err)

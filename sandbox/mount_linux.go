@@ -20,47 +20,16 @@ func (b *box) mount() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private (a mount namespace of our own is needed): %w", err)
 	}
-	// Paths under a private directory are opened before it is covered, and mounted back in
-	// from the descriptor.
-	type back struct {
-		fd       int
-		target   string
-		dir      bool
-		readOnly bool
-	}
-	var backs []back
-	defer func() {
-		for _, k := range backs {
-			_ = unix.Close(k.fd)
-		}
-	}()
-	keep := func(path string, dir, readOnly bool) error {
-		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", path, err)
-		}
-		backs = append(backs, back{fd: fd, target: path, dir: dir, readOnly: readOnly})
-		return nil
-	}
-	for _, k := range b.kept {
-		if underPrivate(k.real) == "" {
-			continue
-		}
-		fi, err := os.Stat(k.real)
-		if err != nil {
-			return err
-		}
-		if err := keep(k.real, fi.IsDir(), !k.writable); err != nil {
-			return err
+	// Paths under a private directory are mounted back in from the descriptors prepare
+	// holds, shorter first: a path inside another is mounted onto what the outer one
+	// brought back.
+	var backs []heldPath
+	for _, k := range append(b.kept, b.files...) {
+		if underPrivate(k.real) != "" {
+			backs = append(backs, k)
 		}
 	}
-	for _, f := range b.files {
-		if err := keep(f, false, true); err != nil {
-			return err
-		}
-	}
-	// Shorter first: a path inside another is mounted onto what the outer one brought back.
-	slices.SortStableFunc(backs, func(x, y back) int { return len(x.target) - len(y.target) })
+	slices.SortStableFunc(backs, func(x, y heldPath) int { return len(x.real) - len(y.real) })
 
 	for _, d := range privateDirs {
 		fi, err := os.Lstat(d)
@@ -72,15 +41,15 @@ func (b *box) mount() error {
 		}
 	}
 	for _, k := range backs {
-		if err := mountpoint(k.target, k.dir); err != nil {
+		if err := mountpoint(k.real, k.dir); err != nil {
 			return err
 		}
 		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
-		if err := unix.Mount(src, k.target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("mount %s back into its private directory: %w", k.target, err)
+		if err := unix.Mount(src, k.real, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mount %s back into its private directory: %w", k.real, err)
 		}
-		if k.readOnly {
-			if err := remountReadOnly(k.target); err != nil {
+		if !k.writable {
+			if err := remountReadOnly(k.real); err != nil {
 				return err
 			}
 		}
@@ -88,7 +57,7 @@ func (b *box) mount() error {
 	if !b.l.Policy.GitWritable {
 		git := filepath.Join(b.workspace, ".git")
 		if _, err := os.Lstat(git); err == nil {
-			if err := bindReadOnly(git); err != nil {
+			if err := bindReadOnly(git, git); err != nil {
 				return err
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -97,7 +66,7 @@ func (b *box) mount() error {
 	}
 	for _, k := range b.kept {
 		if !k.writable && underPrivate(k.real) == "" {
-			if err := bindReadOnly(k.real); err != nil {
+			if err := bindReadOnly("/proc/self/fd/"+strconv.Itoa(k.fd), k.real); err != nil {
 				return err
 			}
 		}
@@ -142,10 +111,12 @@ func mountpoint(target string, dir bool) error {
 	return unix.Close(fd)
 }
 
-// bindReadOnly mounts path onto itself, then makes that mount read-only.
-func bindReadOnly(path string) error {
-	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s onto itself: %w", path, err)
+// bindReadOnly mounts src (a path, or the descriptor of one) onto path, then makes that
+// mount read-only. Whatever a link at path leads to when it is mounted becomes read-only
+// in the box, which takes nothing from anybody.
+func bindReadOnly(src, path string) error {
+	if err := unix.Mount(src, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s read-only: %w", path, err)
 	}
 	return remountReadOnly(path)
 }

@@ -55,7 +55,8 @@ func (p Policy) Validate() error {
 	if err := checkPath("data directory", p.Home); err != nil {
 		return err
 	}
-	for _, k := range p.kept() {
+	kept := p.kept()
+	for _, k := range kept {
 		if err := checkPath(k.role, k.path); err != nil {
 			return err
 		}
@@ -64,6 +65,21 @@ func (p Policy) Validate() error {
 		}
 		if isSystem(k.path) {
 			return fmt.Errorf("sandbox: %s %s is a system directory: name a directory of the owner's", k.role, k.path)
+		}
+	}
+	return nested(kept, func(k keptPath) string { return k.path })
+}
+
+// nested refuses a writable path inside another one (the workspace or a Writable entry):
+// it adds nothing, and a boxed process could replace it with a link before the next box
+// is made, to have that box grant what the link points at.
+func nested(kept []keptPath, path func(keptPath) string) error {
+	for i, a := range kept {
+		for j, b := range kept {
+			if i == j || !a.writable || !b.writable || !within(path(a), path(b)) || (path(a) == path(b) && i < j) {
+				continue
+			}
+			return fmt.Errorf("sandbox: %s %s is inside the %s %s, which is writable already: leave it out", a.role, a.path, b.role, b.path)
 		}
 	}
 	return nil

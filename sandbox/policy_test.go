@@ -34,6 +34,9 @@ func TestValidate(t *testing.T) {
 		{"/proc as cache", func(p *Policy) { p.Writable = []string{"/proc/self"} }, "system directory"},
 		{"/dev as workspace", func(p *Policy) { p.Workspace = "/dev/shm/x" }, "system directory"},
 		{"NUL", func(p *Policy) { p.Writable = []string{"/home/o/a\x00b"} }, "NUL"},
+		{"cache inside the workspace", func(p *Policy) { p.Writable = []string{"/home/o/src/app/.cache"} }, "writable already"},
+		{"cache inside a cache", func(p *Policy) { p.Writable = []string{"/home/o/.cache", "/home/o/.cache/pip"} }, "writable already"},
+		{"a cache twice", func(p *Policy) { p.Writable = []string{"/home/o/.npm", "/home/o/.npm"} }, "writable already"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
