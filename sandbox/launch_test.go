@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // needBox skips a test on a machine where Check says no box can be made, naming why.
@@ -186,4 +189,24 @@ func TestLaunchFailsClosed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLeakedDescriptorIsNotPassed: a descriptor buddi holds without close-on-exec (here the
+// vault, opened so) does not reach the boxed program. Not parallel: the leaked descriptor
+// must not reach other tests' children.
+func TestLeakedDescriptorIsNotPassed(t *testing.T) {
+	needBox(t)
+	tr := newTree(t)
+	if err := os.WriteFile(tr.home+"/vault.json", []byte("sealed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(tr.home+"/vault.json", unix.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	out, code, err := shell(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws, fmt.Sprintf("cat <&%d || echo refused", fd))
+	if err != nil || code != 0 || strings.Contains(out, "sealed") || !strings.Contains(out, "refused") {
+		t.Errorf("reading the leaked descriptor %d: %v, exit %d, %q", fd, err, code, out)
+	}
 }

@@ -35,6 +35,12 @@ func runLauncher(encoded string) {
 			unix.CloseOnExec(fd)
 		}
 	}
+	// The status descriptor is the last one the caller passed: anything above it came from
+	// somewhere else (a descriptor buddi leaked without close-on-exec) and is not passed on.
+	if err := unix.CloseRange(uint(max(status, 2)+1), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		_, _ = unix.Write(status, []byte("sandbox: internal: mark descriptors close-on-exec: "+err.Error()+"\n"))
+		exitNow(ExitLaunchFailed)
+	}
 	fail := func(stage string, err error) {
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
 		_, _ = unix.Write(status, []byte("sandbox: "+stage+": "+msg+"\n"))

@@ -99,7 +99,9 @@ func startLaunch(cmd *exec.Cmd, l launch) error {
 	return parseFailure(string(msg))
 }
 
-// namespaces returns attr (copied, or a new one) with a new mount namespace, and for an
+// namespaces returns attr (copied, or a new one) with a new mount namespace and a new IPC
+// namespace (System V shared memory, semaphores and message queues, and POSIX message
+// queues, of the owner's other programs are not there), and for an
 // account that is not root a user namespace mapping its own uid and gid to themselves, so
 // that it may mount in it, with the launcher holding CAP_SYS_ADMIN and CAP_SETPCAP there.
 func namespaces(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
@@ -108,7 +110,7 @@ func namespaces(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 		c := *attr
 		a = &c
 	}
-	a.Cloneflags |= syscall.CLONE_NEWNS
+	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 	if uid := os.Geteuid(); uid != 0 {
 		gid := os.Getegid()
 		a.Cloneflags |= syscall.CLONE_NEWUSER

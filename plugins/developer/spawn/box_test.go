@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"buddi/sandbox"
 )
 
@@ -136,7 +138,8 @@ func tryAll(t *testing.T, spec Spec, ops ...string) map[string]string {
 // hole) and once boxed, where each must fail. The data directory is read directly, through
 // a link in the workspace and through /proc/<buddi>/root; its database socket is looked at
 // and connected to; buddi's environment, descriptors and directories are read from /proc;
-// buddi is ptraced and signalled; sockets in the host's /tmp and abstract ones are dialled.
+// buddi is ptraced and signalled; sockets in the host's /tmp and abstract ones are dialled;
+// a System V shared memory segment of buddi's account is looked up.
 func TestBoxKeepsBuddisDataAndProcess(t *testing.T) {
 	t.Parallel()
 	needBox(t)
@@ -155,7 +158,14 @@ func TestBoxKeepsBuddisDataAndProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shmKey := 0x0b0c0000 | os.Getpid()&0xffff // a segment of buddi's (postgres keeps one)
+	shmID, err := unix.SysvShmGet(shmKey, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SysvShmCtl(shmID, unix.IPC_RMID, nil)
 	ops := []string{
+		"shm", strconv.Itoa(shmKey),
 		"read", w.vault,
 		"read", w.token,
 		"read", w.log,

@@ -260,8 +260,13 @@ func waitGoneT(t *testing.T, pgid int, pids ...int) {
 //	connect PATH    connect to the unix socket at PATH ("@name" for an abstract one)
 //	signal PID      send signal 0, then SIGURG (harmless to a Go program)
 //	ptrace PID      PTRACE_SEIZE the process (let go when the helper exits)
+//	shm KEY         find the System V shared memory segment with that key
 func try(op, arg string) (string, error) {
 	switch op {
+	case "shm":
+		key, _ := strconv.Atoi(arg)
+		_, err := unix.SysvShmGet(key, 0, 0)
+		return "", err
 	case "read":
 		b, err := os.ReadFile(arg)
 		return fmt.Sprintf(" %q", b), err
