@@ -7,15 +7,18 @@
 // # How a command is boxed
 //
 // [Start] is used in place of exec.Cmd.Start. It does not start the program: it starts this
-// same binary again (/proc/self/exe) in a new mount namespace (and, for an account that is not
-// root, a user namespace mapping only its own uid and gid), with the launch — the [Policy],
-// the program, its argv, environment and directory — as the one variable of its environment.
+// same binary again (/proc/self/exe) in a new mount namespace and a new IPC namespace (and,
+// for an account that is not root, a user namespace mapping only its own uid and gid, in
+// which the launcher holds CAP_SYS_ADMIN and CAP_SETPCAP as ambient capabilities until it
+// drops them), with the launch — the [Policy], the program, its argv, environment and
+// directory — as the one variable of its environment.
 // This package's init notices that variable before anything else of the binary runs, and the
 // process becomes the launcher: it applies the box to its own thread and execve's the
 // program there, so the program's pid is the launcher's. buddi's binary and every test
 // binary that links this package are their own launchers, with nothing to install.
 //
-// The box, in the order the launcher makes it:
+// The box, as the launcher makes it (the paths it mounts back in or grants writing to are
+// opened and checked once, before anything else, and used by descriptor from then on):
 //
 //  1. Mounts, seen only inside the box. Mount events stop propagating. /tmp, /var/tmp,
 //     /dev/shm and /run each get an empty writable tmpfs of their own: temporary files stay
@@ -39,7 +42,9 @@
 //     /proc/<pid>/environ, mem, fd, cwd and root of buddi and of every other process outside
 //     the box. When the kernel can restrict connecting to unix sockets by path, that right
 //     is handled too and granted only where writing is.
-//  3. Privileges: no_new_privs; the secure bits locked (root gets nothing from an exec, no
+//  3. Descriptors: every descriptor above the caller's own (0, 1, 2, ExtraFiles) becomes
+//     close-on-exec, so one buddi leaked without the flag does not reach the program.
+//  4. Privileges: no_new_privs; the secure bits locked (root gets nothing from an exec, no
 //     ambient raise); the bounding, ambient, effective, permitted and inheritable capability
 //     sets emptied. Root in the box is a uid 0 that cannot undo a mount or pass a permission
 //     check by capability, and nothing exec'd in it (a set-user-ID program included) gains
@@ -71,6 +76,10 @@
 //     created in them after the box was made are not readable in it.
 //   - For an account that is not root the box is a user namespace mapping only that account:
 //     files of other accounts show as owned by nobody, and setgroups is refused.
+//   - Other processes are visible (there is no pid namespace): their command lines and
+//     status in /proc can be read, though not their environment, memory or descriptors.
+//   - The kernel keyrings of the owner's account are not restricted.
+//   - Nothing in the box limits memory, processes or time; the caller's timeout does.
 //
 // Residual of nesting: a box cannot be made from inside a box (Landlock refuses mounts to a
 // restricted process), so Check reports unavailable there.
