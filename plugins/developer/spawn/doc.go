@@ -1,6 +1,14 @@
 // Package spawn starts the developer plugin's commands (seed 000 §4, §9, §11): one-shot
-// commands for developer.run and long-lived processes for developer.start, developer.output
-// and developer.stop. It is Linux only.
+// commands for developer.run and developer.git, and long-lived processes for
+// developer.start, developer.output and developer.stop. It is Linux only.
+//
+// Every command runs in an OS box (issue 14 §2; package sandbox): [Spec.Box] is its
+// sandbox.Policy, and a Spec without one is refused ([ErrNoBox]) unless it says
+// [Spec.Unboxed], which is for a command the owner approved as unboxed and never a fallback.
+// A box that cannot be made or applied is an error wrapping sandbox.ErrUnavailable or a
+// *sandbox.LaunchError, and nothing runs. The box is applied by a launcher that execs the
+// program in place, so the pid, the process group and the identity below are the
+// program's own, boxed or not.
 //
 // What each part implements:
 //
