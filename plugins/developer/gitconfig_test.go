@@ -158,6 +158,14 @@ func TestGitRunsNoRepositoryCommand(t *testing.T) {
 			t.Fatalf("%v ran the repository's own commands: %q\n%s", a, m, out.Result.Text)
 		}
 	}
+	// The summary's diff against HEAD is a read as well.
+	b.touchAll(t)
+	if out := b.mustRun(t, call("summarise", `{}`), nil); !strings.Contains(out, "Branch:") {
+		t.Errorf("summarise:\n%s", out)
+	}
+	if m := b.markers(t); len(m) > 0 {
+		t.Fatalf("summarise ran the repository's own commands: %q", m)
+	}
 }
 
 // TestGitConfigFromTheWorkingTree: a repository whose configuration includes a file the

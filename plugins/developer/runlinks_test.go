@@ -139,6 +139,8 @@ func TestRunFollowsNoLink(t *testing.T) {
 		// A link spelled with .. or from a cwd.
 		{"cat src/../home/.bashrc", "", link},
 		{"cat ../home/.bashrc", "src", link},
+		{"cat ../ws/home/.bashrc", "", link},
+		{"cat " + filepath.Join(b.ws, "home", ".bashrc"), "", link},
 		// diff reads the entries of a directory operand, following links: one level, and all
 		// of them with -r.
 		{"diff -u d1 d2", "", link},

@@ -170,12 +170,15 @@ func (r *Root) validate(rootfd int, given string, raw []string) (Path, error) {
 			continue
 		}
 		names = append(names, c)
+		if missing {
+			// Nothing below here exists, and no .. can follow: the whole path is checked
+			// against the protected paths once, after the loop (a path under a protected
+			// one is under it whichever of its prefixes is).
+			continue
+		}
 		rel := strings.Join(names, "/")
 		if p, ok := r.protectedAt(filepath.Join(r.canon, rel)); ok {
 			return Path{}, &ProtectedError{Path: given, Protected: p}
-		}
-		if missing {
-			continue
 		}
 		top := stack[len(stack)-1]
 		var st unix.Stat_t
@@ -210,6 +213,11 @@ func (r *Root) validate(rootfd int, given string, raw []string) (Path, error) {
 		}
 	}
 
+	if missing {
+		if p, ok := r.protectedAt(filepath.Join(r.canon, strings.Join(names, "/"))); ok {
+			return Path{}, &ProtectedError{Path: given, Protected: p}
+		}
+	}
 	p := Path{given: given, comps: names, Rel: ".", Abs: r.canon}
 	if len(names) > 0 {
 		p.Rel = strings.Join(names, "/")

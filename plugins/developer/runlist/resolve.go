@@ -60,8 +60,10 @@ type pathUse struct {
 const (
 	// maxUses bounds the paths of a command the table admits.
 	maxUses = 1024
-	// maxReadings bounds the readings of the words of any other command.
-	maxReadings = 1024
+	// maxReadings bounds the readings of the words of any other command, and
+	// maxReadingBytes their length together.
+	maxReadings     = 1024
+	maxReadingBytes = 64 << 10
 	// treeEntries bounds the entries a recursive diff's directory may hold to be checked.
 	treeEntries = 20000
 )
@@ -251,13 +253,14 @@ func (c checker) module(u pathUse) *finding {
 // words checks every reading of every word of a command the table does not admit: one
 // that goes through a link refuses it. argv[0] is looked at only when it names a path.
 func (c checker) words(argv []string) *finding {
-	n := 0
+	n, size := 0, 0
 	for i, w := range argv {
 		if i == 0 && !strings.ContainsRune(w, '/') {
 			continue
 		}
 		for _, r := range pathReadings(w) {
-			if n++; n > maxReadings {
+			n, size = n+1, size+len(r)
+			if n > maxReadings || size > maxReadingBytes {
 				return &finding{rule: RuleUnchecked, word: w, reason: fmt.Sprintf(
 					"%s: the command has more than %d words that could be paths to check for links", c.prog, maxReadings)}
 			}
