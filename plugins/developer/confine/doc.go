@@ -34,7 +34,11 @@
 // Writes ([Root.Write]) go to a temporary file created in the target's directory through
 // that directory's descriptor, are synced, and are renamed over the target with renameat
 // on the same descriptor, which never follows a link at the destination. `.git` is never
-// written; `.gitmodules` and `.gitattributes` are reported ([Path.NeedsGate]) so the plugin
+// written, and neither is a directory git runs hooks from ([HooksDirError]): any `.husky`,
+// and, for a Root made with [Root.WithHooks], the directory the nearest repository's
+// core.hooksPath names, as a lookup the plugin gives (the owner's own git) reports it.
+// `.gitmodules`, `.gitattributes` and the files hook managers read their commands from
+// (lefthook.yml, .pre-commit-config.yaml, …) are reported ([Path.NeedsGate]) so the plugin
 // can gate them in every mode.
 //
 // [Root.Walk] lists a tree for developer.list and developer.search: it steps over symbolic
@@ -43,6 +47,6 @@
 // in a workspace that is a folder of several projects.
 //
 // Errors that are refusals ([OutsideError], [SymlinkError], [ProtectedError],
-// [SwappedError], [GitDirError], [NotDirError], [NotRegularError]) read as one plain
+// [SwappedError], [GitDirError], [HooksDirError], [NotDirError], [NotRegularError]) read as one plain
 // sentence; [IsRefusal] tells them from faults of the machine.
 package confine

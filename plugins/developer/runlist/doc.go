@@ -25,8 +25,16 @@
 //     --", with "The list, exactly as the code has it".
 //   - Paths (path.go) are §5 item 3, lexically: "Every path — operand or flag value —
 //     resolves inside the workspace: not absolute, no .., no ~ …, and resolved against the
-//     directory the command will run in". The symlink walk needs the filesystem and belongs
-//     to the confinement code (§9).
+//     directory the command will run in".
+//   - Resolution (resolve.go) is the same item on the filesystem, given Input.Root (the
+//     workspace's confinement): the cwd, and every path the table reads — operands,
+//     path-valued flags, Python module names (python -m, unittest's names, pytest -p),
+//     the directories diff reads following links — is walked with no symbolic link
+//     allowed (§2, §9), dangling or not; a formatter that writes (prettier --write, eslint
+//     --fix, ruff format, black, go fmt) writes nothing under .git or where git runs hooks
+//     from. A command the table does not admit, in any mode and remembered or not, has
+//     every reading of every word looked at the same way. A link is a refusal: a card
+//     showing home/.bashrc would tell the owner of a path inside the workspace.
 //   - The allowances (allowance.go) are §5's "Two more allowances turn on a file being
 //     there": "An install that only reproduces the lockfile" and "npx of the project's own
 //     binary".
@@ -38,6 +46,7 @@
 // Where §5 says a thing is "refused" inside a command (a dash operand, a flag not in the
 // table), this package answers Gated: §3 has run mode gate "everything else", and §5 ends
 // "Everything else asks". Refused is kept for what no approval can make runnable: a cwd
-// outside the workspace or under a protected path, a command that cannot be split, an
-// empty command, a workspace that is not absolute.
+// outside the workspace, under a protected path, through a link or not a directory; a path
+// through a link; a write under .git or a hooks directory; a command that cannot be split;
+// an empty command; a workspace that is not absolute.
 package runlist
