@@ -173,6 +173,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	exec := executor.New(src.Pool, reg, insert, log)
 	exec.Policy = ownerPolicy(cfg.Home, devStore)
 	exec.Scrub = scrub
+	exec.Seal = sealKey
 	// The runtime: conversations, the run loop, and the live hub the surfaces watch.
 	hub := live.NewHub()
 	convs := conversation.NewStore(src.Pool)
@@ -310,7 +311,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
 		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool}, Conversations: convs,
 			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
-			Decide: telegramDecide(src.Pool, insert, reg), Log: log,
+			Decide: telegramDecide(src.Pool, insert, reg, sealKey), Log: log,
 			Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {
 				a, err := artifacts.Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
 				return a.ID, err

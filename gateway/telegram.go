@@ -11,6 +11,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/executor"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/health"
 	"buddi/runtime/transport"
 	"buddi/surfaces/telegram"
@@ -33,9 +34,9 @@ func TelegramAPI(token string) *telegram.API {
 
 // telegramDecide decides an action from a Telegram button: the trust core's one claim, with
 // the execution (or the run's resumption) enqueued in the same transaction.
-func telegramDecide(pool *pgxpool.Pool, insert executor.Inserter, reg *registry.Registry) func(ctx context.Context, id string, approve bool) (action.Record, error) {
+func telegramDecide(pool *pgxpool.Pool, insert executor.Inserter, reg *registry.Registry, key seal.Key) func(ctx context.Context, id string, approve bool) (action.Record, error) {
 	return func(ctx context.Context, id string, approve bool) (action.Record, error) {
-		return executor.Decide(ctx, pool, insert, reg, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
+		return executor.Decide(ctx, pool, insert, reg, key, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/executor"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/dbsource"
 	"buddi/gateway"
 	"buddi/queue"
@@ -135,15 +136,19 @@ func decide(env *runEnv, d action.Decision, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	key, err := seal.Load(cfg.Home)
+	if err != nil {
+		return err
+	}
 	d.Surface = "terminal"
-	rec, err := executor.Decide(env.ctx, src.Pool, insert, tools, d)
+	rec, err := executor.Decide(env.ctx, src.Pool, insert, tools, key, d)
 	var ad *action.AlreadyDecidedError
 	switch {
 	case errors.As(err, &ad):
 		return &exitError{code: 1, err: err}
 	case errors.Is(err, action.ErrNotFound):
 		return notFound(err)
-	case errors.Is(err, action.ErrExpired), errors.Is(err, action.ErrBadPick), errors.Is(err, action.ErrNotReusable), errors.Is(err, action.ErrBadRemember):
+	case errors.Is(err, action.ErrExpired), errors.Is(err, action.ErrForged), errors.Is(err, action.ErrBadPick), errors.Is(err, action.ErrNotReusable), errors.Is(err, action.ErrBadRemember):
 		return &exitError{code: 1, err: err}
 	case err != nil:
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/action"
+	"buddi/core/seal"
 	"buddi/db"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
@@ -25,9 +26,15 @@ func TestApprovalsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	home, _, vars := env(t, "DATABASE_URL="+dsn)
+	mkdir(t, home)
+	key, err := seal.Load(home) // the key the command line seals its decision with
+	if err != nil {
+		t.Fatal(err)
+	}
 	var rec action.Record
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rec, err = action.Create(ctx, tx, action.Proposal{
+		rec, err = action.Create(ctx, tx, key, action.Proposal{
 			Call:    plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"to":"ann@example.com"}`), Agent: "concierge"},
 			Version: "1.0.0",
 			Envelope: plugins.Envelope{Summary: "Send mail to ann@example.com", Preview: "To: ann@example.com\n\nhello",
@@ -38,8 +45,6 @@ func TestApprovalsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, _, vars := env(t, "DATABASE_URL="+dsn)
-	mkdir(t, home)
 
 	code, out, errOut := runBuddi(t, vars, time.Minute, "approvals", "list", "--json")
 	var list []action.Record
@@ -85,20 +90,24 @@ func TestPermissionsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	home, _, vars := env(t, "DATABASE_URL="+dsn)
+	mkdir(t, home)
+	key, err := seal.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var granted action.Standing
 	var pending action.Record
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if granted, err = action.Grant(ctx, tx, plugins.Spec{Name: "dev.test", ReusableApproval: true}, "1", "dev", "", "dashboard"); err != nil {
+		if granted, err = action.Grant(ctx, tx, key, plugins.Spec{Name: "dev.test", ReusableApproval: true}, "1", "dev", "", "dashboard"); err != nil {
 			return err
 		}
-		pending, err = action.Create(ctx, tx, action.Proposal{Call: plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "concierge"}, Version: "1"})
+		pending, err = action.Create(ctx, tx, key, action.Proposal{Call: plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "concierge"}, Version: "1"})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, _, vars := env(t, "DATABASE_URL="+dsn)
-	mkdir(t, home)
 
 	code, out, _ := runBuddi(t, vars, time.Minute, "permissions", "list", "--json")
 	var list []action.Standing

@@ -2,8 +2,7 @@ package action
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,12 +13,15 @@ import (
 
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/core/seal"
 	"buddi/internal/text"
 	"buddi/plugins"
 )
 
-// PolicyVersion 2 hashes the resolved effect envelope with the tool, version and arguments.
-const PolicyVersion = 2
+// PolicyVersion 3 seals the whole action (identity, arguments, the resolved effect envelope,
+// its clock and expiry) with the installation's key; version 2 was an unkeyed SHA-256 that
+// anyone who could write the database could compute, and is refused at execution.
+const PolicyVersion = 3
 
 // DefaultTTL is how long an action waits for a decision.
 const DefaultTTL = 24 * time.Hour
@@ -73,6 +75,8 @@ type Action struct {
 	ConversationID string `json:"conversation_id,omitempty"`
 	// RunID identifies the run that proposed the call.
 	RunID string `json:"run_id,omitempty"`
+	// CallID is the model's id of the call within its run.
+	CallID string `json:"call_id,omitempty"`
 	// DelegationDepth is 0 for a run the owner started, more for a delegate's run.
 	DelegationDepth int `json:"delegation_depth"`
 	// Args are the call's arguments as canonical JSON, byte for byte as hashed.
@@ -81,7 +85,7 @@ type Action struct {
 	Envelope plugins.Envelope `json:"envelope"`
 	// PolicyVersion is the policy version the hash was made under (PolicyVersion).
 	PolicyVersion int `json:"policy_version"`
-	// Hash is the hex SHA-256 that Hash gives for the tool, version, arguments and envelope.
+	// Hash is the action's seal (Hash): a keyed HMAC over everything above and the clock.
 	Hash string `json:"hash"`
 	// ExpiresAt is CreatedAt plus the proposal's TTL (default DefaultTTL); a pending action
 	// past it expires.
@@ -95,7 +99,7 @@ type Action struct {
 func (a Action) Call() plugins.Call {
 	return plugins.Call{
 		Tool: a.Tool, Args: a.Args, Agent: a.Agent, ConversationID: a.ConversationID,
-		RunID: a.RunID, DelegationDepth: a.DelegationDepth, Now: a.CreatedAt,
+		RunID: a.RunID, CallID: a.CallID, DelegationDepth: a.DelegationDepth, Now: a.CreatedAt,
 	}
 }
 
@@ -125,6 +129,9 @@ type Approval struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// UpdatedAt is when the approval last changed.
 	UpdatedAt time.Time `json:"updated_at"`
+	// Seal is the decision's seal (decisionSeal): the action, the state decided, who decided,
+	// the picks and when, under the installation's key; empty until decided.
+	Seal string `json:"-"`
 }
 
 // Record is an action with its approval.
@@ -133,25 +140,50 @@ type Record struct {
 	Approval Approval `json:"approval"` // the action's decision state
 }
 
-// Hash is the policy-version-2 hash of an action: SHA-256 over the canonical JSON of the
-// policy version, tool, version, arguments and envelope.
-func Hash(tool, version string, args json.RawMessage, env plugins.Envelope) (string, error) {
-	canonArgs, err := canonical.JSON(args)
+// Hash is the policy-version-3 hash of an action: the HMAC-SHA256, under the installation's
+// key, of the canonical JSON of its id, tool, version, agent, conversation, run, call,
+// delegation depth, arguments, effect envelope, creation time and expiry. Whoever can write
+// the database but does not hold the key cannot make a row that checks.
+func Hash(key seal.Key, a Action) (string, error) {
+	if key.IsZero() {
+		return "", fmt.Errorf("hash action: %w", seal.ErrNoKey)
+	}
+	canonArgs, err := canonical.JSON(a.Args)
 	if err != nil {
 		return "", fmt.Errorf("hash action: arguments: %w", err)
 	}
 	body, err := canonical.Marshal(map[string]any{
-		"policy_version": PolicyVersion,
-		"tool":           tool,
-		"version":        version,
-		"args":           json.RawMessage(canonArgs),
-		"envelope":       env,
+		"policy_version":   PolicyVersion,
+		"id":               a.ID,
+		"tool":             a.Tool,
+		"version":          a.ToolVersion,
+		"agent":            a.Agent,
+		"conversation_id":  a.ConversationID,
+		"run_id":           a.RunID,
+		"call_id":          a.CallID,
+		"delegation_depth": a.DelegationDepth,
+		"args":             json.RawMessage(canonArgs),
+		"envelope":         a.Envelope,
+		"created_at":       stamp(a.CreatedAt),
+		"expires_at":       stamp(a.ExpiresAt),
 	})
 	if err != nil {
 		return "", fmt.Errorf("hash action: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	return hex.EncodeToString(sum[:]), nil
+	return key.Seal("action", string(body)), nil
+}
+
+// stamp spells an instant as the database keeps it: UTC, to the microsecond.
+func stamp(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
+
+// newID returns a random (version 4) UUID: an action's id is made before its row, since the
+// seal covers it.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // Proposal is what Create needs.
@@ -169,44 +201,46 @@ type Proposal struct {
 }
 
 // Create records an action and its pending approval in tx, with an action.proposed event.
-func Create(ctx context.Context, tx pgx.Tx, p Proposal) (Record, error) {
+// The action is sealed with key.
+func Create(ctx context.Context, tx pgx.Tx, key seal.Key, p Proposal) (Record, error) {
 	args, err := canonical.JSON(p.Call.Args)
 	if err != nil {
 		return Record{}, fmt.Errorf("create action for %s: arguments: %w", p.Call.Tool, err)
 	}
-	hash, err := Hash(p.Call.Tool, p.Version, args, p.Envelope)
-	if err != nil {
-		return Record{}, err
-	}
 	if p.TTL <= 0 {
 		p.TTL = DefaultTTL
+	}
+	created := p.Call.Now // the call's clock is the action's creation time, when the caller set one
+	if created.IsZero() {
+		created = time.Now()
+	}
+	created = created.UTC().Truncate(time.Microsecond)
+	a := Action{ID: newID(), Tool: p.Call.Tool, ToolVersion: p.Version, Agent: p.Call.Agent, ConversationID: p.Call.ConversationID,
+		RunID: p.Call.RunID, CallID: p.Call.CallID, DelegationDepth: p.Call.DelegationDepth, Args: args, Envelope: p.Envelope,
+		PolicyVersion: PolicyVersion, CreatedAt: created, ExpiresAt: created.Add(p.TTL).Truncate(time.Microsecond)}
+	if a.Hash, err = Hash(key, a); err != nil {
+		return Record{}, err
 	}
 	env, err := json.Marshal(p.Envelope)
 	if err != nil {
 		return Record{}, fmt.Errorf("create action for %s: envelope: %w", p.Call.Tool, err)
 	}
-	var id string
-	var clock *time.Time // the call's clock is the action's creation time, when the caller set one
-	if !p.Call.Now.IsZero() {
-		clock = &p.Call.Now
-	}
-	err = tx.QueryRow(ctx, `
-		INSERT INTO core.actions (tool, tool_version, agent, conversation_id, run_id, delegation_depth,
+	_, err = tx.Exec(ctx, `
+		INSERT INTO core.actions (id, tool, tool_version, agent, conversation_id, run_id, delegation_depth,
 		                          args, envelope, policy_version, hash, expires_at, created_at, call_id)
-		VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7, $8, $9, $10,
-		        COALESCE($12, now()) + $11::interval, COALESCE($12, now()), $13)
-		RETURNING id`,
-		p.Call.Tool, p.Version, p.Call.Agent, p.Call.ConversationID, p.Call.RunID, p.Call.DelegationDepth,
-		string(args), string(env), PolicyVersion, hash, p.TTL.String(), clock, p.Call.CallID).Scan(&id)
+		VALUES ($1, $2, $3, $4, NULLIF($5, '')::uuid, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		a.ID, a.Tool, a.ToolVersion, a.Agent, a.ConversationID, a.RunID, a.DelegationDepth,
+		string(args), string(env), PolicyVersion, a.Hash, a.ExpiresAt, a.CreatedAt, a.CallID)
 	if err != nil {
 		return Record{}, fmt.Errorf("create action for %s: %w", p.Call.Tool, err)
 	}
+	id := a.ID
 	if _, err := tx.Exec(ctx, `INSERT INTO core.approvals (action_id) VALUES ($1)`, id); err != nil {
 		return Record{}, fmt.Errorf("create approval for action %s: %w", id, err)
 	}
 	if _, err := eventlog.Append(ctx, tx, "action.proposed", p.Call.ConversationID, map[string]any{
 		"action_id": id, "tool": p.Call.Tool, "version": p.Version, "agent": p.Call.Agent,
-		"run_id": p.Call.RunID, "hash": hash, "summary": p.Envelope.Summary, "reason": p.Reason,
+		"run_id": p.Call.RunID, "hash": a.Hash, "summary": p.Envelope.Summary, "reason": p.Reason,
 	}); err != nil {
 		return Record{}, err
 	}
@@ -217,18 +251,18 @@ func Create(ctx context.Context, tx pgx.Tx, p Proposal) (Record, error) {
 var ErrNotFound = errors.New("action: not found")
 
 const selectRecord = `
-	SELECT a.id, a.tool, a.tool_version, a.agent, COALESCE(a.conversation_id::text, ''), a.run_id,
+	SELECT a.id, a.tool, a.tool_version, a.agent, COALESCE(a.conversation_id::text, ''), a.run_id, a.call_id,
 	       a.delegation_depth, a.args, a.envelope, a.policy_version, a.hash, a.expires_at, a.created_at,
-	       p.state, COALESCE(p.decided_by, ''), p.decided_at, p.picks, p.reason, p.result, p.updated_at
+	       p.state, COALESCE(p.decided_by, ''), p.decided_at, p.picks, p.reason, p.result, p.updated_at, p.decision_seal
 	FROM core.actions a JOIN core.approvals p ON p.action_id = a.id`
 
 func scanRecord(row pgx.Row) (Record, error) {
 	var r Record
 	var env []byte
-	err := row.Scan(&r.ID, &r.Tool, &r.ToolVersion, &r.Agent, &r.ConversationID, &r.RunID,
+	err := row.Scan(&r.ID, &r.Tool, &r.ToolVersion, &r.Agent, &r.ConversationID, &r.RunID, &r.CallID,
 		&r.DelegationDepth, &r.Args, &env, &r.PolicyVersion, &r.Hash, &r.ExpiresAt, &r.CreatedAt,
 		&r.Approval.State, &r.Approval.DecidedBy, &r.Approval.DecidedAt, &r.Approval.Picks,
-		&r.Approval.Reason, &r.Approval.Result, &r.Approval.UpdatedAt)
+		&r.Approval.Reason, &r.Approval.Result, &r.Approval.UpdatedAt, &r.Approval.Seal)
 	if err != nil {
 		return r, err
 	}

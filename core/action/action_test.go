@@ -1,6 +1,7 @@
 package action_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +17,15 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/seal"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// key is the installation's seal key of these tests.
+var key, _ = seal.New(bytes.Repeat([]byte{7}, 32))
 
 func envelope() plugins.Envelope {
 	return plugins.Envelope{
@@ -35,7 +40,7 @@ func create(t testing.TB, pool *pgxpool.Pool, ttl time.Duration) action.Record {
 	var rec action.Record
 	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
 		var err error
-		rec, err = action.Create(context.Background(), tx, action.Proposal{
+		rec, err = action.Create(context.Background(), tx, key, action.Proposal{
 			Call:     plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"to":"ann@example.com","body":"hello"}`), Agent: "concierge"},
 			Version:  "1.0.0",
 			Envelope: envelope(),
@@ -53,7 +58,7 @@ func decide(pool *pgxpool.Pool, d action.Decision) (action.Record, error) {
 	var rec action.Record
 	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
 		var err error
-		rec, err = action.Decide(context.Background(), tx, d)
+		rec, err = action.Decide(context.Background(), tx, key, d)
 		return err
 	})
 	return rec, err
@@ -69,23 +74,36 @@ func TestCreateHashesCanonicalArguments(t *testing.T) {
 	if string(rec.Args) != `{"body":"hello","to":"ann@example.com"}` {
 		t.Errorf("args stored as %s", rec.Args)
 	}
-	same, err := action.Hash("mail.send", "1.0.0", json.RawMessage(` { "to" : "ann@example.com", "body":"hello"}`), envelope())
+	reordered := rec.Action
+	reordered.Args = json.RawMessage(` { "to" : "ann@example.com", "body":"hello"}`)
+	same, err := action.Hash(key, reordered)
 	if err != nil || same != rec.Hash {
 		t.Errorf("hash of reordered arguments = %s, %v; want %s", same, err, rec.Hash)
 	}
 	changed := envelope()
 	changed.Targets = append(changed.Targets, "bcc@example.com")
+	other, _ := seal.New(bytes.Repeat([]byte{8}, 32))
 	for name, h := range map[string]func() (string, error){
-		"envelope": func() (string, error) { return action.Hash("mail.send", "1.0.0", rec.Args, changed) },
-		"version":  func() (string, error) { return action.Hash("mail.send", "1.0.1", rec.Args, envelope()) },
-		"tool":     func() (string, error) { return action.Hash("mail.draft", "1.0.0", rec.Args, envelope()) },
+		"envelope": func() (string, error) { a := rec.Action; a.Envelope = changed; return action.Hash(key, a) },
+		"version":  func() (string, error) { a := rec.Action; a.ToolVersion = "1.0.1"; return action.Hash(key, a) },
+		"tool":     func() (string, error) { a := rec.Action; a.Tool = "mail.draft"; return action.Hash(key, a) },
+		"agent":    func() (string, error) { a := rec.Action; a.Agent = "dev"; return action.Hash(key, a) },
+		"id":       func() (string, error) { a := rec.Action; a.ID = "00000000-0000-4000-8000-000000000000"; return action.Hash(key, a) },
+		"expiry":   func() (string, error) { a := rec.Action; a.ExpiresAt = a.ExpiresAt.Add(time.Hour); return action.Hash(key, a) },
+		"depth":    func() (string, error) { a := rec.Action; a.DelegationDepth = 1; return action.Hash(key, a) },
+		"key":      func() (string, error) { return action.Hash(other, rec.Action) },
 		"args": func() (string, error) {
-			return action.Hash("mail.send", "1.0.0", json.RawMessage(`{"to":"bob@example.com","body":"hello"}`), envelope())
+			a := rec.Action
+			a.Args = json.RawMessage(`{"to":"bob@example.com","body":"hello"}`)
+			return action.Hash(key, a)
 		},
 	} {
 		if got, _ := h(); got == rec.Hash {
 			t.Errorf("a different %s gives the same hash", name)
 		}
+	}
+	if _, err := action.Hash(seal.Key{}, rec.Action); err == nil {
+		t.Error("a zero key hashed an action")
 	}
 	ev, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: "action.proposed"})
 	if err != nil || len(ev) != 1 {
@@ -255,14 +273,14 @@ func TestStandingPermissions(t *testing.T) {
 	reusable := plugins.Spec{Name: "dev.test", ReusableApproval: true}
 	var granted action.Standing
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := action.Grant(ctx, tx, plugins.Spec{Name: "mail.send"}, "1", "dev", "", "terminal"); !errors.Is(err, action.ErrNotReusable) {
+		if _, err := action.Grant(ctx, tx, key, plugins.Spec{Name: "mail.send"}, "1", "dev", "", "terminal"); !errors.Is(err, action.ErrNotReusable) {
 			return fmt.Errorf("grant of a tool that did not opt in: %v", err)
 		}
-		if _, err := action.Grant(ctx, tx, reusable, "1", "dev", "", "agent"); err == nil {
+		if _, err := action.Grant(ctx, tx, key, reusable, "1", "dev", "", "agent"); err == nil {
 			return errors.New("a non-owner surface granted")
 		}
 		var err error
-		granted, err = action.Grant(ctx, tx, reusable, "1", "dev", conv, "dashboard")
+		granted, err = action.Grant(ctx, tx, key, reusable, "1", "dev", conv, "dashboard")
 		return err
 	})
 	if err != nil {
@@ -282,7 +300,7 @@ func TestStandingPermissions(t *testing.T) {
 		{"delegate", func() plugins.Call { c := call; c.DelegationDepth = 1; return c }, "1", false},
 	}
 	for _, tt := range tests {
-		_, ok, err := action.Covering(ctx, pool, tt.call(), tt.version)
+		_, ok, err := action.Covering(ctx, pool, key, tt.call(), tt.version)
 		if err != nil || ok != tt.want {
 			t.Errorf("%s: covered = %v, %v; want %v", tt.name, ok, err, tt.want)
 		}
@@ -296,7 +314,7 @@ func TestStandingPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := action.Covering(ctx, pool, call, "1"); ok {
+	if _, ok, _ := action.Covering(ctx, pool, key, call, "1"); ok {
 		t.Error("a revoked permission still covers")
 	}
 }

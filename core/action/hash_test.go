@@ -59,20 +59,24 @@ func FuzzHashKeyOrder(f *testing.F) {
 		if dec.Decode(&v) != nil || dec.More() {
 			return
 		}
-		want, err := action.Hash("t.x", "1", raw, env)
+		a := action.Action{ID: "00000000-0000-4000-8000-000000000001", Tool: "t.x", ToolVersion: "1", Envelope: env}
+		a.Args = raw
+		want, err := action.Hash(key, a)
 		if err != nil {
 			return // duplicate keys and the like are refused, not hashed
 		}
 		var buf bytes.Buffer
 		reversed(v, &buf)
-		got, err := action.Hash("t.x", "1", buf.Bytes(), env)
+		a.Args = append([]byte(nil), buf.Bytes()...)
+		got, err := action.Hash(key, a)
 		if err != nil || got != want {
 			t.Fatalf("%s and %s hash differently (%v)", raw, buf.Bytes(), err)
 		}
 		v["\x00extra"] = true
 		buf.Reset()
 		reversed(v, &buf)
-		if other, _ := action.Hash("t.x", "1", buf.Bytes(), env); other == want {
+		a.Args = append([]byte(nil), buf.Bytes()...)
+		if other, _ := action.Hash(key, a); other == want {
 			t.Fatalf("an added argument kept the hash of %s", raw)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/seal"
 	"buddi/plugins"
 )
 
@@ -30,8 +31,18 @@ type Standing struct {
 // ErrNotReusable means the tool did not opt into reusable approval.
 var ErrNotReusable = errors.New("action: the tool does not allow a standing permission")
 
-// Grant records a standing permission from an owner surface, for a tool whose spec opts in.
-func Grant(ctx context.Context, tx pgx.Tx, spec plugins.Spec, version, agent, conversationID, surface string) (Standing, error) {
+// standingSeal seals a standing permission: its id, agent, tool, version, conversation, who
+// granted it and when.
+func standingSeal(key seal.Key, s Standing) string {
+	return key.Seal("standing", fmt.Sprint(s.ID), s.Agent, s.Tool, s.ToolVersion, s.ConversationID, s.GrantedBy, stamp(s.GrantedAt))
+}
+
+// Grant records a standing permission from an owner surface, for a tool whose spec opts in,
+// sealed with key.
+func Grant(ctx context.Context, tx pgx.Tx, key seal.Key, spec plugins.Spec, version, agent, conversationID, surface string) (Standing, error) {
+	if key.IsZero() {
+		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, seal.ErrNoKey)
+	}
 	if !spec.ReusableApproval {
 		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, ErrNotReusable)
 	}
@@ -47,6 +58,9 @@ func Grant(ctx context.Context, tx pgx.Tx, spec plugins.Spec, version, agent, co
 		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, err)
 	}
 	s.Agent, s.Tool, s.ToolVersion, s.ConversationID, s.GrantedBy = agent, spec.Name, version, conversationID, surface
+	if _, err := tx.Exec(ctx, `UPDATE core.tool_permissions SET seal = $2 WHERE id = $1`, s.ID, standingSeal(key, s)); err != nil {
+		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, err)
+	}
 	_, err = eventlog.Append(ctx, tx, "permission.granted", conversationID, s)
 	return s, err
 }
@@ -68,25 +82,40 @@ func Revoke(ctx context.Context, tx pgx.Tx, id int64, surface string) error {
 }
 
 // Covering finds a live standing permission for call at version: same agent, tool and
-// version, and the call's conversation or all. A delegate's call is never covered: standing
+// version, and the call's conversation or all, whose seal checks under key (a row someone
+// wrote into the table is no permission). A delegate's call is never covered: standing
 // permissions are not inherited.
-func Covering(ctx context.Context, q eventlog.Querier, call plugins.Call, version string) (int64, bool, error) {
-	if call.DelegationDepth > 0 || call.Agent == "" {
+func Covering(ctx context.Context, q eventlog.Querier, key seal.Key, call plugins.Call, version string) (int64, bool, error) {
+	if call.DelegationDepth > 0 || call.Agent == "" || key.IsZero() {
 		return 0, false, nil
 	}
-	var id int64
-	err := q.QueryRow(ctx, `
-		SELECT id FROM core.tool_permissions
+	rows, err := q.Query(ctx, `
+		SELECT id, agent, tool, tool_version, COALESCE(conversation_id::text, ''), granted_by, granted_at, seal
+		FROM core.tool_permissions
 		WHERE agent = $1 AND tool = $2 AND tool_version = $3 AND revoked_at IS NULL
 		  AND (conversation_id IS NULL OR conversation_id = NULLIF($4, '')::uuid)
-		ORDER BY id LIMIT 1`, call.Agent, call.Tool, version, call.ConversationID).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
+		ORDER BY id`, call.Agent, call.Tool, version, call.ConversationID)
 	if err != nil {
 		return 0, false, fmt.Errorf("look up standing permission for %s: %w", call.Tool, err)
 	}
-	return id, true, nil
+	type row struct {
+		s   Standing
+		sum string
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var x row
+		err := r.Scan(&x.s.ID, &x.s.Agent, &x.s.Tool, &x.s.ToolVersion, &x.s.ConversationID, &x.s.GrantedBy, &x.s.GrantedAt, &x.sum)
+		return x, err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("look up standing permission for %s: %w", call.Tool, err)
+	}
+	for _, x := range found {
+		if key.Check(x.sum, "standing", fmt.Sprint(x.s.ID), x.s.Agent, x.s.Tool, x.s.ToolVersion, x.s.ConversationID, x.s.GrantedBy, stamp(x.s.GrantedAt)) {
+			return x.s.ID, true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // ListStanding returns the standing permissions, live ones first.
@@ -108,22 +137,31 @@ func ListStanding(ctx context.Context, q eventlog.Querier) ([]Standing, error) {
 // StandingPrefix marks an approval decided by a standing permission: "standing:<id>".
 const StandingPrefix = "standing:"
 
-// ApproveByStanding approves a pending action under standing permission id, in tx. Its
-// declared choices take their defaults; a choice without one needs the owner, so the action
-// stays pending and ErrBadPick says why.
-func ApproveByStanding(ctx context.Context, tx pgx.Tx, actionID string, id int64) (Record, error) {
+// ApproveByStanding approves a pending action under standing permission id, in tx, sealing
+// the decision with key. Its declared choices take their defaults; a choice without one needs
+// the owner, so the action stays pending and ErrBadPick says why.
+func ApproveByStanding(ctx context.Context, tx pgx.Tx, key seal.Key, actionID string, id int64) (Record, error) {
 	by := fmt.Sprintf("%s%d", StandingPrefix, id)
 	pending, err := Get(ctx, tx, actionID)
 	if err != nil {
 		return Record{}, err
 	}
+	if why := pending.CheckAction(key); why != "" {
+		return Record{}, &ForgedError{ActionID: actionID, Why: why}
+	}
 	picks, err := validatePicks(pending, nil)
 	if err != nil {
 		return Record{}, err
 	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	sum, err := decisionSeal(key, pending, Approved, by, picks, at)
+	if err != nil {
+		return Record{}, err
+	}
 	tag, err := tx.Exec(ctx, `
-		UPDATE core.approvals SET state = 'approved', decided_by = $2, decided_at = now(), picks = $3, updated_at = now()
-		WHERE action_id = $1 AND state = 'pending'`, actionID, by, picks)
+		UPDATE core.approvals SET state = 'approved', decided_by = $2, decided_at = $4, picks = $3,
+		       decision_seal = $5, updated_at = now()
+		WHERE action_id = $1 AND state = 'pending'`, actionID, by, picks, at, sum)
 	if err != nil {
 		return Record{}, fmt.Errorf("approve action %s by %s: %w", actionID, by, err)
 	}

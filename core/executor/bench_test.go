@@ -32,7 +32,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for _, id := range ids {
-		if _, err := executor.Decide(ctx, bb.pool, bb.river, nil, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
+		if _, err := executor.Decide(ctx, bb.pool, bb.river, nil, key, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func BenchmarkApproveToExecuted(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := executor.Decide(ctx, bb.pool, bb.river, nil, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"}); err != nil {
+		if _, err := executor.Decide(ctx, bb.pool, bb.river, nil, key, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"}); err != nil {
 			b.Fatal(err)
 		}
 		<-noop.ran

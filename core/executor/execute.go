@@ -36,8 +36,17 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	}
 	call := rec.Call()
 
+	// Only what buddi sealed runs: an action and a decision that someone wrote into the
+	// database (its administrators, the postgres account) are refused and recorded.
+	if why := rec.CheckDecision(e.Seal); why != "" {
+		return e.forged(ctx, rec, why)
+	}
+	if at := rec.Approval.DecidedAt; at != nil && e.Now().After(at.Add(action.ApprovalWindow)) {
+		return e.end(ctx, rec, action.Expired, fmt.Sprintf("approved at %s, but not begun within %v of the approval (buddi was not running, or the work waited): approve it again if it is still wanted",
+			at.Local().Format("15:04:05"), action.ApprovalWindow), nil)
+	}
 	if standing, ok := strings.CutPrefix(rec.Approval.DecidedBy, action.StandingPrefix); ok {
-		if _, covered, err := action.Covering(ctx, e.pool, call, rec.ToolVersion); err != nil {
+		if _, covered, err := action.Covering(ctx, e.pool, e.Seal, call, rec.ToolVersion); err != nil {
 			return rec, err
 		} else if !covered {
 			return e.end(ctx, rec, action.Refused, "the standing permission "+standing+" no longer covers this call", nil)
@@ -58,7 +67,9 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	if err != nil {
 		return e.end(ctx, rec, action.Refused, "the effect can no longer be described: "+refusalReason(err), nil)
 	}
-	hash, err := action.Hash(rec.Tool, rec.ToolVersion, rec.Args, env)
+	redescribed := rec.Action
+	redescribed.Envelope = env
+	hash, err := action.Hash(e.Seal, redescribed)
 	if err != nil || hash != rec.Hash {
 		return e.end(ctx, rec, action.Refused, "the effect changed since it was approved", nil)
 	}
@@ -171,6 +182,19 @@ func (e *Executor) end(ctx context.Context, rec action.Record, to action.State, 
 		return err
 	})
 	e.log.Warn("action not executed", "action", rec.ID, "tool", rec.Tool, "state", to, "reason", reason)
+	return final, err
+}
+
+// forged refuses an executing action whose seals do not check, with an action.forged event.
+func (e *Executor) forged(ctx context.Context, rec action.Record, why string) (action.Record, error) {
+	wctx := context.WithoutCancel(ctx)
+	var final action.Record
+	err := pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
+		var err error
+		final, _, err = action.RefuseForged(wctx, tx, rec.ID, why)
+		return err
+	})
+	e.log.Error("refused an action that buddi did not seal", "action", rec.ID, "tool", rec.Tool, "reason", why)
 	return final, err
 }
 

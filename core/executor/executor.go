@@ -20,6 +20,7 @@ import (
 	"buddi/core/permission"
 	"buddi/core/redact"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/internal/text"
 	"buddi/plugins"
 )
@@ -46,6 +47,10 @@ type Executor struct {
 	// Scrub, when set, removes every stored secret from what leaves the executor: the result
 	// the model reads, and the error text kept in events, approvals and the ledger.
 	Scrub redact.Scrubber
+	// Seal is the installation's key: actions, decisions and standing permissions are sealed
+	// with it and checked before dispatch. The zero key gates nothing through: a gated call
+	// cannot become an action and nothing approved executes.
+	Seal seal.Key
 }
 
 // scrubbed is an error whose text has had the secrets taken out; the cause stays reachable.
@@ -222,17 +227,17 @@ func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Res
 			rec = prior
 			return err
 		}
-		if rec, err = action.Create(ctx, tx, action.Proposal{Call: call, Version: res.Version, Envelope: env, Reason: res.Reason}); err != nil {
+		if rec, err = action.Create(ctx, tx, e.Seal, action.Proposal{Call: call, Version: res.Version, Envelope: env, Reason: res.Reason}); err != nil {
 			return err
 		}
 		if !res.Spec.ReusableApproval {
 			return nil
 		}
-		standing, ok, err := action.Covering(ctx, tx, call, res.Version)
+		standing, ok, err := action.Covering(ctx, tx, e.Seal, call, res.Version)
 		if err != nil || !ok {
 			return err
 		}
-		approved, err := action.ApproveByStanding(ctx, tx, rec.ID, standing)
+		approved, err := action.ApproveByStanding(ctx, tx, e.Seal, rec.ID, standing)
 		if errors.Is(err, action.ErrBadPick) {
 			return nil // a choice without a default waits for the owner
 		}
@@ -260,27 +265,43 @@ func Enqueue(ctx context.Context, tx pgx.Tx, insert Inserter, id string) error {
 	return nil
 }
 
-// Decide records the owner's decision and, for an approval, enqueues the execution in the
-// same transaction, so an approval is never left without its job; with d.Remember it also
-// grants the standing permission, which needs tools to know the tool opted in. A decision on
-// an action past its expiry marks the due actions expired and returns action.ErrExpired.
-func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *registry.Registry, d action.Decision) (action.Record, error) {
+// Decide records the owner's decision, sealed with key, and, for an approval, enqueues the
+// execution in the same transaction, so an approval is never left without its job; with
+// d.Remember it also grants the standing permission, which needs tools to know the tool opted
+// in. A decision on an action past its expiry marks the due actions expired and returns
+// action.ErrExpired. A decision on an action that is not buddi's own (its seal does not
+// check) refuses the action, records action.forged and returns an error matching
+// action.ErrForged.
+func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *registry.Registry, key seal.Key, d action.Decision) (action.Record, error) {
 	var rec action.Record
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var err error
-		if rec, err = action.Decide(ctx, tx, d); err != nil {
+		if rec, err = action.Decide(ctx, tx, key, d); err != nil {
 			return err
 		}
 		if !d.Approve {
 			return EnqueueResume(ctx, tx, insert, rec)
 		}
 		if d.Remember != action.RememberNone {
-			if err := remember(ctx, tx, tools, rec, d); err != nil {
+			if err := remember(ctx, tx, tools, key, rec, d); err != nil {
 				return err
 			}
 		}
 		return Enqueue(ctx, tx, insert, d.ActionID)
 	})
+	var forged *action.ForgedError
+	if errors.As(err, &forged) {
+		if xerr := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			refused, moved, err := action.RefuseForged(ctx, tx, forged.ActionID, forged.Why)
+			if err != nil || !moved {
+				return err
+			}
+			rec = refused
+			return EnqueueResume(ctx, tx, insert, refused)
+		}); xerr != nil {
+			return rec, errors.Join(err, fmt.Errorf("refuse a forged action: %w", xerr))
+		}
+	}
 	if errors.Is(err, action.ErrExpired) {
 		if xerr := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			return ExpireDue(ctx, tx, insert)
@@ -292,7 +313,7 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *reg
 }
 
 // remember grants the standing permission an approval asked for.
-func remember(ctx context.Context, tx pgx.Tx, tools *registry.Registry, rec action.Record, d action.Decision) error {
+func remember(ctx context.Context, tx pgx.Tx, tools *registry.Registry, key seal.Key, rec action.Record, d action.Decision) error {
 	if tools == nil {
 		return fmt.Errorf("remember %s: %w", rec.Tool, action.ErrNotReusable)
 	}
@@ -313,7 +334,7 @@ func remember(ctx context.Context, tx pgx.Tx, tools *registry.Registry, rec acti
 	default:
 		return fmt.Errorf("remember %q: %w", d.Remember, action.ErrBadRemember)
 	}
-	_, err := action.Grant(ctx, tx, spec, rec.ToolVersion, rec.Agent, conv, d.Surface)
+	_, err := action.Grant(ctx, tx, key, spec, rec.ToolVersion, rec.Agent, conv, d.Surface)
 	return err
 }
 

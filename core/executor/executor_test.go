@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,12 +26,16 @@ import (
 	"buddi/core/permission"
 	"buddi/core/redact"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/internal/pgtest"
 	"buddi/migrations"
 	"buddi/plugins"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// key is the installation's seal key of these tests.
+var key, _ = seal.New(bytes.Repeat([]byte{9}, 32))
 
 // testTool is a small real tool: Describe renders from the call (and, with file set, from
 // that file's content); Execute counts and may hang.
@@ -113,7 +118,9 @@ func setupWith(t testing.TB, tools ...plugins.Tool) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{pool: pool, exec: executor.New(pool, reg, insertOnly, nil), river: insertOnly}
+	exec := executor.New(pool, reg, insertOnly, nil)
+	exec.Seal = key
+	return bundle{pool: pool, exec: exec, river: insertOnly}
 }
 
 var owner = plugins.Call{Agent: "dev", RunID: "run-1", Granted: true}
@@ -126,7 +133,7 @@ func call(name string, args string) plugins.Call {
 
 func approve(t testing.TB, b bundle, id string) {
 	t.Helper()
-	if _, err := executor.Decide(context.Background(), b.pool, b.river, nil, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
+	if _, err := executor.Decide(context.Background(), b.pool, b.river, nil, key, action.Decision{ActionID: id, Approve: true, Surface: "terminal"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -397,7 +404,7 @@ func TestPicksReachTheTool(t *testing.T) {
 	b := setupWith(t, send)
 	ctx := context.Background()
 	p, _ := b.exec.Propose(ctx, call("send", `{}`))
-	if _, err := executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "terminal",
+	if _, err := executor.Decide(ctx, b.pool, b.river, nil, key, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "terminal",
 		Picks: map[string]string{"from": "alias@example.com", "sign": "no"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +415,7 @@ func TestPicksReachTheTool(t *testing.T) {
 		t.Errorf("the tool saw picks %v", got)
 	}
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		_, err := action.Grant(ctx, tx, send.spec, "1.0.0", "dev", "", "terminal")
+		_, err := action.Grant(ctx, tx, key, send.spec, "1.0.0", "dev", "", "terminal")
 		return err
 	})
 	if err != nil {
@@ -467,7 +474,7 @@ func TestStandingPermissionApprovesAndIsRechecked(t *testing.T) {
 	var standing action.Standing
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		var err error
-		standing, err = action.Grant(ctx, tx, reusable.spec, "1.0.0", "dev", "", "terminal")
+		standing, err = action.Grant(ctx, tx, key, reusable.spec, "1.0.0", "dev", "", "terminal")
 		return err
 	})
 	if err != nil {
@@ -500,14 +507,14 @@ func TestRejectedIsNeverExecuted(t *testing.T) {
 	b := setup(t, gated)
 	ctx := context.Background()
 	p, _ := b.exec.Propose(ctx, call("gated", `{}`))
-	if _, err := executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: p.Action.ID, Surface: "telegram", Reason: "not now"}); err != nil {
+	if _, err := executor.Decide(ctx, b.pool, b.river, nil, key, action.Decision{ActionID: p.Action.ID, Surface: "telegram", Reason: "not now"}); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
 	if err != nil || rec.Approval.State != action.Rejected || gated.runs.Load() != 0 {
 		t.Fatalf("%s, %v, runs %d", rec.Approval.State, err, gated.runs.Load())
 	}
-	_, err = executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"})
+	_, err = executor.Decide(ctx, b.pool, b.river, nil, key, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard"})
 	var ad *action.AlreadyDecidedError
 	if !errors.As(err, &ad) || ad.State != action.Rejected || ad.By != "telegram" {
 		t.Errorf("late approval: %v, want already rejected on telegram", err)
@@ -588,7 +595,7 @@ func TestExpireWorkerExpiresDueActions(t *testing.T) {
 	var rec action.Record
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		var err error
-		rec, err = action.Create(ctx, tx, action.Proposal{Call: call("gated", `{}`), Version: "1.0.0", TTL: time.Millisecond})
+		rec, err = action.Create(ctx, tx, key, action.Proposal{Call: call("gated", `{}`), Version: "1.0.0", TTL: time.Millisecond})
 		return err
 	})
 	if err != nil {
@@ -634,7 +641,7 @@ func TestConcurrentDecideEnqueuesOncePerApproval(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := executor.Decide(ctx, b.pool, b.river, nil, action.Decision{ActionID: id, Approve: approve, Surface: []string{"dashboard", "telegram"}[j]})
+				_, err := executor.Decide(ctx, b.pool, b.river, nil, key, action.Decision{ActionID: id, Approve: approve, Surface: []string{"dashboard", "telegram"}[j]})
 				var ad *action.AlreadyDecidedError
 				switch {
 				case err == nil && approve:

@@ -45,7 +45,7 @@ func TestFullTurnWithApproval(t *testing.T) {
 				t.Fatalf("the message did not join the waiting run: %+v", joined)
 			}
 			rec := h.pendingAction(sent.RunID)
-			if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
+			if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
 				t.Fatal(err)
 			}
 			h.await("run.finished", sent.RunID)
@@ -256,7 +256,7 @@ func TestRejectionResumesTheRun(t *testing.T) {
 	sent := h.send("note it")
 	h.await("run.suspended", sent.RunID)
 	rec := h.pendingAction(sent.RunID)
-	if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, action.Decision{ActionID: rec.ID, Approve: false, Surface: "terminal", Reason: "not now"}); err != nil {
+	if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: false, Surface: "terminal", Reason: "not now"}); err != nil {
 		t.Fatal(err)
 	}
 	h.await("run.finished", sent.RunID)

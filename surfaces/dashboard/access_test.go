@@ -44,7 +44,7 @@ func setupAccess(t *testing.T) accessBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := accessBundle{pool: pool, key: sealtest.Key(t), token: "cli-token-0123456789abcdefghijklmnopqrstuvwxyz"}
+	b := accessBundle{pool: pool, key: key, token: "cli-token-0123456789abcdefghijklmnopqrstuvwxyz"}
 	b.srv = dashboard.NewServer(dashboard.Deps{Pool: pool, Insert: insert, Chat: &dashboard.Chat{}, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Seal: b.key, CLIToken: b.token,
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} }})

@@ -78,7 +78,7 @@ func (s *Server) decideApproval(approve bool) http.HandlerFunc {
 				return
 			}
 		}
-		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Insert, s.deps.Tools, action.Decision{
+		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Insert, s.deps.Tools, s.deps.Seal, action.Decision{
 			ActionID: r.PathValue("id"), Approve: approve, Surface: "dashboard", Picks: body.Picks, Reason: body.Reason,
 			Remember: body.Remember,
 		})
@@ -100,6 +100,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, action.ErrExpired):
 		writeError(w, http.StatusGone, err.Error())
+	case errors.Is(err, action.ErrForged):
+		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, action.ErrBadPick), errors.Is(err, action.ErrNotReusable), errors.Is(err, action.ErrBadRemember):
 		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	default:

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -18,7 +19,6 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/seal"
-	"buddi/core/seal/sealtest"
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	}
 	pgtest.Main(m)
 }
+
+// key is the installation's seal key of the test servers.
+var key, _ = seal.New(bytes.Repeat([]byte{5}, 32))
 
 // sessions holds the owner's session token of each test server, by host:port: do and get
 // send it, as the owner's signed-in browser would.
@@ -58,7 +61,6 @@ func serve(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := sealtest.Key(t)
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok", Version: "test"} },
 		Pool:   pool, Insert: insert, Seal: key,
@@ -97,7 +99,7 @@ func newAction(t *testing.T, pool *pgxpool.Pool) string {
 	var rec action.Record
 	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
 		var err error
-		rec, err = action.Create(context.Background(), tx, action.Proposal{
+		rec, err = action.Create(context.Background(), tx, key, action.Proposal{
 			Call:    plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"to":"ann@example.com"}`), Agent: "concierge"},
 			Version: "1.0.0",
 			Envelope: plugins.Envelope{Summary: "Send mail to ann@example.com", Preview: "To: ann@example.com",
@@ -221,7 +223,7 @@ func TestPermissionsListAndRevoke(t *testing.T) {
 	var granted action.Standing
 	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
 		var err error
-		granted, err = action.Grant(context.Background(), tx, plugins.Spec{Name: "dev.test", ReusableApproval: true}, "1", "dev", "", "terminal")
+		granted, err = action.Grant(context.Background(), tx, key, plugins.Spec{Name: "dev.test", ReusableApproval: true}, "1", "dev", "", "terminal")
 		return err
 	})
 	if err != nil {
@@ -258,7 +260,6 @@ func TestForeignHostIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	key := sealtest.Key(t)
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
 		Pool:   pool, Insert: insert, Addr: ts.Listener.Addr().String(), Seal: key,

@@ -1,6 +1,7 @@
 package telegram_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"buddi/agents"
 	"buddi/core/action"
 	"buddi/core/conversation"
+	"buddi/core/seal"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 	"buddi/runtime/live"
@@ -71,7 +73,7 @@ func (f *fixture) bot() *telegram.Bot {
 			var rec action.Record
 			err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 				var err error
-				rec, err = action.Decide(ctx, tx, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
+				rec, err = action.Decide(ctx, tx, testKey, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
 				return err
 			})
 			return rec, err
@@ -241,7 +243,7 @@ func TestApprovalButtonRacesTheDashboard(t *testing.T) {
 		var rec action.Record
 		err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 			var err error
-			rec, err = action.Create(ctx, tx, action.Proposal{Call: plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "helper"},
+			rec, err = action.Create(ctx, tx, testKey, action.Proposal{Call: plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "helper"},
 				Version: "1", Envelope: plugins.Envelope{Summary: "Send the mail", Effects: []plugins.Effect{plugins.EffectNetWrite}}})
 			return err
 		})
@@ -265,7 +267,7 @@ func TestApprovalButtonRacesTheDashboard(t *testing.T) {
 	// The dashboard decided first: the button loses, and its card says which way it went.
 	id2 := newAction()
 	if err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		_, err := action.Decide(ctx, tx, action.Decision{ActionID: id2, Approve: false, Surface: "dashboard"})
+		_, err := action.Decide(ctx, tx, testKey, action.Decision{ActionID: id2, Approve: false, Surface: "dashboard"})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -468,3 +470,6 @@ func TestOfferButtons(t *testing.T) {
 		t.Fatalf("runs: %d, want the first and the offer's", len(f.runs))
 	}
 }
+
+// testKey is the installation's seal key of these tests.
+var testKey, _ = seal.New(bytes.Repeat([]byte{3}, 32))
