@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"buddi/tailnet/fetchsite"
 )
 
 // Route is one process served on a tailnet port of its own: the port it listens on locally is
@@ -175,21 +177,19 @@ func EndWith(ctx context.Context, next http.Handler) http.Handler {
 	})
 }
 
-// OwnPagesOnly refuses what a page on another site makes the owner's browser send (a form
-// post, an image, a script), which the owner's tailnet identity would otherwise carry: only
-// the app's own pages (same origin), the owner typing or following a link to a top-level
-// page, and clients that are not browsers get through.
+// OwnPagesOnly refuses what a page on another site (or on another port of the node) makes the
+// owner's browser send (a form post, an image, a script, a cross-origin fetch, a websocket),
+// which the owner's tailnet identity would otherwise carry: fetchsite.Check's rule. A write
+// (every method but GET, HEAD and OPTIONS, and a websocket) must come from the app's own page:
+// Sec-Fetch-Site same-origin or none, or, over plain HTTP where browsers send no
+// Sec-Fetch-Site, an Origin naming the app's own address; a write that says neither is
+// refused. A read gets through from the app's own pages, from a top-level navigation, and
+// from a client that names no other page.
 func OwnPagesOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Header.Get("Sec-Fetch-Site") {
-		case "", "none", "same-origin":
-		default:
-			if r.Method != http.MethodGet || r.Header.Get("Sec-Fetch-Mode") != "navigate" {
-				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-				w.WriteHeader(http.StatusForbidden)
-				_, _ = w.Write([]byte("buddi refuses a request another site made on your behalf: open this app by its own address\n"))
-				return
-			}
+		if err := fetchsite.Check(r); err != nil {
+			fetchsite.Refuse(w, err)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

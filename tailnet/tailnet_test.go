@@ -189,31 +189,59 @@ func TestStatusProblemNamesTheFix(t *testing.T) {
 }
 
 // Requests another site makes the owner's browser send do not reach an app on its tailnet
-// port; its own pages, a top-level navigation and non-browser clients do.
+// port; its own pages and a top-level navigation do. A write (every method but GET, HEAD and
+// OPTIONS, and a websocket) needs Sec-Fetch-Site same-origin or none, or, where a browser sends
+// no Sec-Fetch-Site (plain HTTP to a tailnet name is not a secure origin), an Origin naming the
+// app's own origin: a write that says neither is refused, the owner's identity being on it.
 func TestOwnPagesOnly(t *testing.T) {
-	h := tailnet.OwnPagesOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "app") }))
+	srv := httptest.NewServer(tailnet.OwnPagesOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "app") })))
+	t.Cleanup(srv.Close)
+	own := srv.URL
 	cases := []struct {
-		method, site, mode string
-		want               int
+		method, site, mode, origin string
+		upgrade                    bool
+		want                       int
 	}{
-		{http.MethodPost, "cross-site", "no-cors", http.StatusForbidden},
-		{http.MethodGet, "cross-site", "no-cors", http.StatusForbidden},  // an image or a script
-		{http.MethodPost, "same-site", "navigate", http.StatusForbidden}, // a form on another port
-		{http.MethodGet, "cross-site", "navigate", http.StatusOK},        // a link the owner followed
-		{http.MethodPost, "same-origin", "cors", http.StatusOK},
-		{http.MethodGet, "none", "navigate", http.StatusOK},
-		{http.MethodPost, "", "", http.StatusOK}, // not a browser
+		{http.MethodPost, "cross-site", "no-cors", "", false, http.StatusForbidden},
+		{http.MethodGet, "cross-site", "no-cors", "", false, http.StatusForbidden},  // an image or a script
+		{http.MethodPost, "same-site", "navigate", "", false, http.StatusForbidden}, // a form on another port
+		{http.MethodGet, "cross-site", "navigate", "", false, http.StatusOK},        // a link the owner followed
+		{http.MethodPost, "same-origin", "cors", own, false, http.StatusOK},
+		{http.MethodGet, "none", "navigate", "", false, http.StatusOK},
+		{http.MethodPost, "", "", "", false, http.StatusForbidden},                    // says nothing of where it came from
+		{http.MethodPost, "", "", "http://evil.example", false, http.StatusForbidden}, // plain HTTP: a form on another site
+		{http.MethodPatch, "", "", "null", false, http.StatusForbidden},               // a sandboxed page
+		{http.MethodPost, "same-origin", "cors", "http://evil.example", false, http.StatusForbidden},
+		{http.MethodPost, "", "", own, false, http.StatusOK},                        // plain HTTP: the app's own page
+		{http.MethodGet, "", "", "", true, http.StatusForbidden},                    // a websocket that says nothing
+		{http.MethodGet, "", "", "http://evil.example", true, http.StatusForbidden}, // another site's websocket
+		{http.MethodGet, "same-site", "websocket", own, true, http.StatusForbidden}, // another port's websocket
+		{http.MethodGet, "", "", own, true, http.StatusOK},                          // the app's own (plain HTTP)
+		{http.MethodGet, "same-origin", "websocket", own, true, http.StatusOK},
+		{http.MethodGet, "", "", "", false, http.StatusOK}, // a read from a client that is not a browser
+		{http.MethodOptions, "", "", "", false, http.StatusOK},
 	}
 	for _, c := range cases {
-		req := httptest.NewRequest(c.method, "http://buddi:5173/", nil)
+		req, _ := http.NewRequest(c.method, own+"/", nil)
 		if c.site != "" {
 			req.Header.Set("Sec-Fetch-Site", c.site)
 			req.Header.Set("Sec-Fetch-Mode", c.mode)
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != c.want {
-			t.Errorf("%s %s/%s: %d, want %d", c.method, c.site, c.mode, rec.Code, c.want)
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		if c.upgrade {
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "websocket")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s/%s origin %q upgrade %v: %d %q, want %d", c.method, c.site, c.mode, c.origin, c.upgrade, resp.StatusCode, body, c.want)
 		}
 	}
 }
