@@ -9,7 +9,8 @@
 // is missing the Origin header, which browsers send with every write and every websocket,
 // must name the request's own origin. A write that says neither is refused: no browser sends
 // one, and a client that is not a browser can send the Origin it means. When both headers are
-// present both must agree.
+// present both must agree. A read must not name another origin either, unless it is a
+// navigation (a link followed, a frame).
 package fetchsite
 
 import (
@@ -22,7 +23,7 @@ import (
 // ErrUnsaid refuses a write that names neither the site nor the page it came from.
 var ErrUnsaid = errors.New("this request says neither which page sent it (Origin) nor from which site (Sec-Fetch-Site), so it is refused: send it from the app's own page, or set Origin to the address it is sent to")
 
-// ErrElsewhere refuses a write another page made.
+// ErrElsewhere refuses a request another page made (a write, or a read that is not a navigation).
 var ErrElsewhere = errors.New("a page of another site or another port sent this request on your behalf, and it is refused: open the page by its own address")
 
 // IsWrite reports whether r can change something: every method but GET, HEAD and OPTIONS,
