@@ -87,7 +87,7 @@ func BenchmarkProxyWebsocket(b *testing.B) {
 		return c
 	}
 	direct := dial(strings.Replace(f.up.srv.URL, "http://", "ws://", 1)+"/ws", nil)
-	proxied := dial(strings.Replace(f.prev.URL, "http://", "ws://", 1)+"/preview/developer/web/ws", http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}})
+	proxied := dial(strings.Replace(f.prev.URL, "http://", "ws://", 1)+"/preview/developer/web/ws", http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}, "Origin": {f.prev.URL}})
 	roundTrips := func(c *websocket.Conn) []time.Duration {
 		lat := make([]time.Duration, 0, b.N)
 		msg := []byte("hello")

@@ -14,11 +14,17 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"buddi/core/seal/sealtest"
 	"buddi/internal/pgtest"
 	"buddi/surfaces/preview"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(serveAsChild(mode))
+	}
+	pgtest.Main(m)
+}
 
 // upstream is a dev server on loopback in this process: a page with an absolute asset, an
 // echo websocket, and a record of the cookies and paths it was sent.
@@ -84,7 +90,7 @@ func newFixture(t testing.TB) *fixture {
 		"liar":     {Port: f.up.port, Pid: 1}, // says it listens where another process does
 	}
 	pool := pgtest.Pool(t)
-	f.srv = preview.New(preview.Deps{Pool: pool, Resolve: func(_ context.Context, plugin, name string) (preview.Target, error) {
+	f.srv = preview.New(preview.Deps{Pool: pool, Seal: sealtest.Key(t), Resolve: func(_ context.Context, plugin, name string) (preview.Target, error) {
 		if t, ok := f.targets[name]; ok && plugin == "developer" {
 			return t, nil
 		}
@@ -182,8 +188,8 @@ func TestPreviewThroughATicket(t *testing.T) {
 	if code, body := get(t, link); code != http.StatusUnauthorized || body != "" {
 		t.Fatalf("second use: %d %q", code, body)
 	}
-	// Websockets are proxied.
-	hdr := http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}}
+	// Websockets from the preview's own page are proxied.
+	hdr := http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}, "Origin": {f.prev.URL}}
 	ws, _, err := websocket.DefaultDialer.Dial(strings.Replace(base, "http://", "ws://", 1)+"ws", hdr)
 	if err != nil {
 		t.Fatal(err)
@@ -221,41 +227,10 @@ func TestPreviewPortsAreChecked(t *testing.T) {
 	}
 }
 
-func TestFindListening(t *testing.T) {
-	listens := func(pid, port int) bool {
-		_, ok, _ := preview.FindListening(pid, port)
-		return ok
-	}
-	// A socket on another loopback address is not what the proxy's 127.0.0.1 reaches.
-	other, err := net.Listen("tcp", "127.0.0.2:0")
-	if err == nil {
-		defer other.Close()
-		if listens(os.Getpid(), other.Addr().(*net.TCPAddr).Port) {
-			t.Fatal("a socket on 127.0.0.2 passed for 127.0.0.1")
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
-	if _, ok, err := preview.FindListening(os.Getpid(), port); err != nil || !ok {
-		t.Fatalf("our own listener: %v %v", ok, err)
-	}
-	if listens(1, port) {
-		t.Fatal("pid 1 does not hold our socket")
-	}
-	l.Close()
-	if listens(os.Getpid(), port) {
-		t.Fatal("a closed listener still counts")
-	}
-}
-
 // A preview at the root of its own origin (a tailnet port of its own): the app is addressed as
-// on loopback (Host, and its own page's Origin), a foreign Origin is passed on as it is for the
-// app to judge, buddi's cookies stay out, and a process that moved to another port is not
-// reached through the old one.
+// on loopback (Host, and its own page's Origin), a request with a foreign Origin (another
+// page's fetch, which the caller's identity would ride on) does not reach it, buddi's cookies
+// stay out, and a process that moved to another port is not reached through the old one.
 func TestRootAddressesTheAppAsOnLoopback(t *testing.T) {
 	f := newFixture(t)
 	root := httptest.NewServer(f.srv.Root("developer", "web", f.up.port))
@@ -283,8 +258,10 @@ func TestRootAddressesTheAppAsOnLoopback(t *testing.T) {
 	if cookies != "/ theme=dark" {
 		t.Fatalf("the app got cookies %q", cookies)
 	}
-	if _, _, hosts, _ := send("http://elsewhere.example"); hosts != local+" http://elsewhere.example" {
-		t.Fatalf("a foreign Origin was rewritten: %q", hosts)
+	req, _ := http.NewRequest(http.MethodGet, root.URL+"/", nil)
+	req.Header.Set("Origin", "http://elsewhere.example")
+	if code, _ := do(t, req); code != http.StatusForbidden || len(f.up.hosts) != 0 {
+		t.Fatalf("a foreign Origin: %d, the app reached %d times", code, len(f.up.hosts))
 	}
 	moved := httptest.NewServer(f.srv.Root("developer", "web", f.up.port+1))
 	t.Cleanup(moved.Close)
@@ -305,7 +282,7 @@ func TestShutdownClosesRelayedWebsockets(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- f.srv.Serve(l) }()
 	url := "ws://" + l.Addr().String() + "/preview/developer/web/ws"
-	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}})
+	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}, "Origin": {"http://" + l.Addr().String()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/seal"
+	"buddi/surfaces/preview/listening"
 	"buddi/surfaces/webauth"
+	"buddi/tailnet/fetchsite"
 )
 
 // Target is where a preview's requests go: the port a process said it listens on, and the
@@ -39,6 +42,8 @@ type Resolver func(ctx context.Context, plugin, name string) (Target, error)
 type Deps struct {
 	// Pool holds the tickets and preview sessions.
 	Pool *pgxpool.Pool
+	// Seal is the installation's key; tickets and sessions are stored as its keyed hashes.
+	Seal seal.Key
 	// Resolve finds a preview's target.
 	Resolve Resolver
 	// Refused are ports never proxied to besides the privileged ones: buddi's own listeners
@@ -57,11 +62,11 @@ type Server struct {
 	cancel  context.CancelFunc // ends the requests (and relayed websockets) of cur
 
 	mu        sync.Mutex
-	checks    map[string]bool         // subject → the first HTML response referenced absolute assets
-	verified  map[Target]Listening    // a target's socket, found once, rechecked by one readlink
-	sessions  map[string]time.Time    // subject + token → when the database last said it is valid
-	proxies   map[string]http.Handler // by subject and upstream port
-	transport *http.Transport         // to the dev servers, with keep-alive
+	checks    map[string]bool             // subject → the first HTML response referenced absolute assets
+	verified  map[Target]listening.Socket // a target's socket, found once, rechecked by one readlink
+	sessions  map[string]time.Time        // subject + token → when the database last said it is valid
+	proxies   map[string]http.Handler     // by subject and upstream port
+	transport *http.Transport             // to the dev servers, with keep-alive
 }
 
 // sessionRecheck is how long a preview session, once found valid, is trusted before the
@@ -77,7 +82,7 @@ func New(deps Deps) *Server {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{deps: deps, log: deps.Log.With("service", "preview"), checks: map[string]bool{},
-		verified: map[Target]Listening{}, sessions: map[string]time.Time{}, proxies: map[string]http.Handler{},
+		verified: map[Target]listening.Socket{}, sessions: map[string]time.Time{}, proxies: map[string]http.Handler{},
 		transport: &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 5 * time.Minute}}
 	s.handler = http.HandlerFunc(s.serve)
 	return s
@@ -140,7 +145,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ticket := r.URL.Query().Get("ticket"); ticket != "" {
-		token, ttl, err := webauth.Redeem(r.Context(), s.deps.Pool, ticket, webauth.PurposePreview, subject)
+		token, ttl, err := webauth.Redeem(r.Context(), s.deps.Pool, s.deps.Seal, ticket, webauth.PurposePreview, subject)
 		if err != nil {
 			unauthorized(w)
 			return
@@ -154,50 +159,92 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
 		return
 	}
-	c, err := r.Cookie(CookieName)
-	if err != nil {
+	if !s.anyValidSession(r, subject) {
 		unauthorized(w)
 		return
 	}
-	if !s.validSession(r.Context(), subject, c.Value) {
-		unauthorized(w)
+	// The cookie is SameSite=Lax, which pages on other ports of the host (other sites' pages
+	// too, on a navigation) still get sent with their requests: a write must come from the
+	// preview's own page, and a read from it or a navigation.
+	if err := fetchsite.Check(r); err != nil {
+		fetchsite.Refuse(w, err)
 		return
 	}
-	target, err := s.target(r.Context(), plugin, name)
+	sock, err := s.target(r.Context(), plugin, name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	s.proxyFor(subject, prefix, target).ServeHTTP(w, r)
+	s.proxyFor(subject, prefix, sock.Addr).ServeHTTP(w, r)
+}
+
+// maxSessionCookies is how many buddi_preview cookies of one request are tried.
+const maxSessionCookies = 16
+
+// anyValidSession reports whether one of the request's buddi_preview cookies opens the
+// preview: a page can add a cookie of that name on a narrower path (its script shares the
+// host's cookie jar), which the browser then sends first, so not only the first is tried.
+func (s *Server) anyValidSession(r *http.Request, subject string) bool {
+	tried := 0
+	for _, c := range r.Cookies() {
+		if c.Name != CookieName || c.Value == "" {
+			continue
+		}
+		if s.validSession(r.Context(), subject, c.Value) {
+			return true
+		}
+		if tried++; tried == maxSessionCookies {
+			return false
+		}
+	}
+	return false
 }
 
 // Root serves one preview at the root of an origin of its own (a tailnet port of its own,
 // §12): the port is resolved and checked on every request as on the preview listener (and must
 // still be port, the one the origin was opened for), buddi's cookies are kept from the app, and
-// no path prefix is taken off. The app is addressed as it is on loopback (Host 127.0.0.1:port,
-// and an Origin of its own page likewise), which dev servers answer by default; other names
-// they refuse unless told to allow them. Who may call is the caller's business (the tailnet
-// gate); this handler checks no preview session.
+// no path prefix is taken off. The app is addressed as it is on loopback, at the address of its
+// verified socket (Host 127.0.0.1:port, or [::1]:port for a socket on every IPv6 address, and
+// an Origin of its own page likewise), which dev servers answer by default; other names they
+// refuse unless told to allow them. Who may call is the caller's business (the tailnet gate);
+// this handler checks no preview session, but a write must come from the app's own page and a
+// read from it or a navigation (fetchsite.Check), the caller's identity riding on every
+// request its browser makes.
 func (s *Server) Root(plugin, name string, port int) http.Handler {
 	subject := "root:" + Subject(plugin, name)
-	local := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		target, err := s.target(r.Context(), plugin, name)
+		if err := fetchsite.Check(r); err != nil {
+			fetchsite.Refuse(w, err)
+			return
+		}
+		sock, err := s.target(r.Context(), plugin, name)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		if target.Port != port {
-			http.Error(w, fmt.Sprintf("the process %s now listens on port %d: open that port", name, target.Port), http.StatusBadGateway)
+		if _, p, _ := net.SplitHostPort(sock.Addr); p != strconv.Itoa(port) {
+			http.Error(w, fmt.Sprintf("the process %s now listens on port %s: open that port", name, p), http.StatusBadGateway)
 			return
 		}
 		r = r.Clone(r.Context())
 		if o, err := url.Parse(r.Header.Get("Origin")); err == nil && o.Host != "" && strings.EqualFold(o.Host, r.Host) {
-			r.Header.Set("Origin", "http://"+local)
+			r.Header.Set("Origin", "http://"+sock.Addr)
 		}
-		r.Host = local
-		s.proxyFor(subject, "/", target).ServeHTTP(w, r)
+		r.Host = sock.Addr
+		s.proxyFor(subject, "/", sock.Addr).ServeHTTP(w, r)
 	})
+}
+
+// AppCookie reports whether an app's Set-Cookie value may reach the browser: it names a
+// cookie, and not one of buddi's. A browser reads the name as what comes before the first "="
+// of the part before the first ";", white space trimmed; with no "=" there, or nothing before
+// it, the cookie has no name and comes back as its bare value, so "=buddi_session_4317=x"
+// would come back as buddi's own cookie. Names are compared without regard to case.
+func AppCookie(setCookie string) bool {
+	pair, _, _ := strings.Cut(setCookie, ";")
+	name, _, ok := strings.Cut(pair, "=")
+	name = strings.Trim(name, " \t")
+	return ok && name != "" && !strings.HasPrefix(strings.ToLower(name), "buddi_")
 }
 
 func (s *Server) validSession(ctx context.Context, subject, token string) bool {
@@ -208,7 +255,7 @@ func (s *Server) validSession(ctx context.Context, subject, token string) bool {
 	if ok && time.Since(at) < sessionRecheck {
 		return true
 	}
-	valid, err := webauth.Valid(ctx, s.deps.Pool, token, webauth.PurposePreview, subject)
+	valid, err := webauth.Valid(ctx, s.deps.Pool, s.deps.Seal, token, webauth.PurposePreview, subject)
 	if err != nil || !valid {
 		return false
 	}
@@ -221,8 +268,8 @@ func (s *Server) validSession(ctx context.Context, subject, token string) bool {
 	return true
 }
 
-func (s *Server) proxyFor(subject, prefix string, t Target) http.Handler {
-	key := subject + ":" + strconv.Itoa(t.Port)
+func (s *Server) proxyFor(subject, prefix, addr string) http.Handler {
+	key := subject + "\x00" + addr
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.proxies[key]
@@ -230,58 +277,66 @@ func (s *Server) proxyFor(subject, prefix string, t Target) http.Handler {
 		if len(s.proxies) > 256 {
 			clear(s.proxies)
 		}
-		p = s.proxy(subject, prefix, t)
+		p = s.proxy(subject, prefix, addr)
 		s.proxies[key] = p
 	}
 	return p
 }
 
-// target resolves the preview and checks its port, on every request.
-func (s *Server) target(ctx context.Context, plugin, name string) (Target, error) {
+// target resolves the preview and checks its port, on every request, and returns the socket
+// the process listens on, whose own address the proxy connects to.
+func (s *Server) target(ctx context.Context, plugin, name string) (listening.Socket, error) {
 	t, err := s.deps.Resolve(ctx, plugin, name)
 	if err != nil {
-		return t, fmt.Errorf("no running process %s: start it again", name)
+		return listening.Socket{}, fmt.Errorf("no running process %s: start it again", name)
 	}
-	if err := s.allowed(t); err != nil {
-		return t, err
-	}
-	return t, nil
+	return s.allowed(t)
 }
 
-func (s *Server) allowed(t Target) error {
-	if t.Port < 1024 || t.Port > 65535 {
-		return fmt.Errorf("port %d is privileged or invalid and is never previewed", t.Port)
-	}
-	for _, p := range append([]int{5432}, s.deps.Refused...) {
-		if t.Port == p {
-			return fmt.Errorf("port %d belongs to buddi or its database and is never previewed", t.Port)
-		}
+func (s *Server) allowed(t Target) (listening.Socket, error) {
+	if err := Refused(t.Port, s.deps.Refused); err != nil {
+		return listening.Socket{}, err
 	}
 	s.mu.Lock()
 	l, ok := s.verified[t]
 	s.mu.Unlock()
 	if ok && l.Still() {
-		return nil
+		return l, nil
 	}
-	l, ok, err := FindListening(t.Pid, t.Port)
+	l, ok, err := listening.Find(t.Pid, t.Port)
 	if err != nil || !ok {
 		s.mu.Lock()
 		delete(s.verified, t)
 		s.mu.Unlock()
-		return fmt.Errorf("the process is not listening on port %d", t.Port)
+		return listening.Socket{}, fmt.Errorf("the process is not listening on port %d at 127.0.0.1, [::1] or every address", t.Port)
 	}
 	s.mu.Lock()
 	s.verified[t] = l
 	s.mu.Unlock()
+	return l, nil
+}
+
+// Refused returns why port is never previewed nor screenshotted, or nil: privileged or invalid
+// ports, Postgres's, and the others given (buddi's own listeners).
+func Refused(port int, others []int) error {
+	if port < 1024 || port > 65535 {
+		return fmt.Errorf("port %d is privileged or invalid and is never previewed", port)
+	}
+	for _, p := range append([]int{5432}, others...) {
+		if port == p {
+			return fmt.Errorf("port %d belongs to buddi or its database and is never previewed", port)
+		}
+	}
 	return nil
 }
 
 var absoluteAsset = regexp.MustCompile(`(?i)\b(?:src|href)\s*=\s*["']/([^/"'][^"']*)?["']`)
 
-// proxy forwards to the target with the prefix taken off and buddi's cookies taken out; the
-// first HTML response of each preview is read for absolute asset paths.
-func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
-	upstream := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))}
+// proxy forwards to the socket's address with the prefix taken off and buddi's cookies taken
+// out (both ways: see AppCookie); the first HTML response of each preview is read for
+// absolute asset paths.
+func (s *Server) proxy(subject, prefix, addr string) http.Handler {
+	upstream := &url.URL{Scheme: "http", Host: addr}
 	return &httputil.ReverseProxy{
 		Transport: s.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -312,7 +367,7 @@ func (s *Server) proxy(subject, prefix string, t Target) http.Handler {
 			if cookies := resp.Header.Values("Set-Cookie"); len(cookies) > 0 {
 				resp.Header.Del("Set-Cookie")
 				for _, c := range cookies {
-					if !strings.HasPrefix(strings.TrimSpace(strings.ToLower(c)), "buddi_") {
+					if AppCookie(c) {
 						resp.Header.Add("Set-Cookie", c)
 					}
 				}
@@ -382,7 +437,7 @@ func (s *Server) Link(ctx context.Context, host string, port int, plugin, name s
 	if _, err := s.target(ctx, plugin, name); err != nil {
 		return "", err
 	}
-	ticket, err := webauth.Issue(ctx, s.deps.Pool, webauth.PurposePreview, Subject(plugin, name))
+	ticket, err := webauth.Issue(ctx, s.deps.Pool, s.deps.Seal, webauth.PurposePreview, Subject(plugin, name))
 	if err != nil {
 		return "", err
 	}
