@@ -18,8 +18,11 @@ import (
 // nothing: the mounts and the rules use the descriptors, not the names.
 type box struct {
 	l launch
-	// homes is Home's real path, and Home as given when a link makes it differ.
-	homes []string
+	// hidden are Home and the policy's Hidden paths: each real path, and the path as given
+	// when a link makes it differ. Landlock grants nothing under any of them.
+	hidden []keptPath
+	// covers are the hidden paths to mount over: the real ones (and those not there now).
+	covers []keptPath
 	// kept are the policy's paths that exist, each open and checked.
 	kept []heldPath
 	// dir is the command's directory, real, inside the workspace.
@@ -81,17 +84,21 @@ func prepare(l launch) (_ *box, err error) {
 			b.close()
 		}
 	}()
-	home, err := filepath.EvalSymlinks(l.Policy.Home)
-	switch {
-	case err == nil:
-		b.homes = append(b.homes, home)
-		if home != l.Policy.Home {
-			b.homes = append(b.homes, l.Policy.Home)
+	for _, h := range l.Policy.hiddenPaths() {
+		real, err := filepath.EvalSymlinks(h.path)
+		switch {
+		case err == nil:
+			b.hidden = append(b.hidden, keptPath{role: h.role, path: real})
+			b.covers = append(b.covers, keptPath{role: h.role, path: real})
+			if real != h.path {
+				b.hidden = append(b.hidden, h)
+			}
+		case errors.Is(err, fs.ErrNotExist):
+			b.hidden = append(b.hidden, h)
+			b.covers = append(b.covers, h)
+		default:
+			return nil, fmt.Errorf("resolve the %s %s: %w", h.role, h.path, err)
 		}
-	case errors.Is(err, fs.ErrNotExist):
-		b.homes = []string{l.Policy.Home}
-	default:
-		return nil, fmt.Errorf("resolve the data directory %s: %w", l.Policy.Home, err)
 	}
 	for _, k := range l.Policy.kept() {
 		if _, err := os.Lstat(k.path); errors.Is(err, fs.ErrNotExist) {
@@ -154,12 +161,15 @@ func prepare(l launch) (_ *box, err error) {
 }
 
 // check refuses a held path whose real path is not one a box may show: the root, a private
-// or system directory, or one that is, holds or lies inside Home.
+// or system directory, or one that is, holds or lies inside Home or a Hidden path.
 func (b *box) check(h heldPath) error {
 	if h.role == "program" {
-		for _, home := range b.homes {
-			if within(h.real, home) {
-				return fmt.Errorf("the program %s is inside buddi's data directory", h.real)
+		for _, hid := range b.hidden {
+			if within(h.real, hid.path) {
+				if hid.role == "data directory" {
+					return fmt.Errorf("the program %s is inside buddi's data directory", h.real)
+				}
+				return fmt.Errorf("the program %s is inside the hidden path %s", h.real, hid.path)
 			}
 		}
 		return nil
@@ -171,8 +181,8 @@ func (b *box) check(h heldPath) error {
 	if isSystem(h.real) {
 		return fmt.Errorf("the %s %s leads to the system directory %s", h.role, h.path, h.real)
 	}
-	for _, home := range b.homes {
-		if err := apart(role, h.real, home); err != nil {
+	for _, hid := range b.hidden {
+		if err := apart(role, h.real, hid); err != nil {
 			return err
 		}
 	}
@@ -189,5 +199,12 @@ func keptPaths(held []heldPath) []keptPath {
 	return out
 }
 
-// hidden lists the real paths Landlock grants nothing under: Home (both spellings).
-func (b *box) hidden() []string { return append([]string(nil), b.homes...) }
+// hiddenPaths lists the paths Landlock grants nothing under: Home and Hidden, each both as
+// given and real.
+func (b *box) hiddenPaths() []string {
+	out := make([]string, len(b.hidden))
+	for i, h := range b.hidden {
+		out[i] = h.path
+	}
+	return out
+}

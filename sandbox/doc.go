@@ -29,10 +29,11 @@
 //     mounted back in. <workspace>/.git (unless [Policy.GitWritable]) and
 //     [Policy.ReadOnly] are mounted read-only. [Policy.Home] is covered by an empty
 //     read-only tmpfs: the vault, the CLI token, the database socket, the logs and the other
-//     agents' process logs are not there.
+//     agents' process logs are not there. So is each directory of [Policy.Hidden] (the
+//     owner's ~/.ssh, say), and each file of it is covered by a read-only /dev/null.
 //  2. Landlock (ABI 6 or later), every file system right the kernel knows handled: read,
-//     list and execute everywhere except under Home and /dev (the rule goes on each entry
-//     along the way to them, and the directories on the way may only be listed); all but
+//     list and execute everywhere except under Home, Hidden and /dev (the rule goes on each
+//     entry along the way to them, and the directories on the way may only be listed); all but
 //     making device nodes in the workspace, [Policy.Writable] and the private directories;
 //     /dev/null, /dev/zero, /dev/full, /dev/tty read and write, /dev/random and
 //     /dev/urandom read; the command's stdout and stderr when they are files (so a script may
@@ -61,9 +62,9 @@
 //   - The network is open: package installs need it. A boxed process can reach any TCP or
 //     UDP port, buddi's dashboard on loopback among them; the dashboard's own credentials
 //     are what stops it there.
-//   - It reads what the owner can read outside Home and /dev: their other projects, ~/.ssh,
-//     cloud credentials, browser profiles. The box keeps buddi's secrets from the agent's
-//     code, not the owner's.
+//   - It reads what the owner can read outside Home, Hidden and /dev: their other projects,
+//     and whatever secrets of theirs the caller did not list in Hidden (a browser profile,
+//     a token file of some tool).
 //   - A unix socket elsewhere than the private directories and Home (a socket in the owner's
 //     home, e.g. ~/.gnupg/S.gpg-agent) can be connected to, until the kernel has Landlock's
 //     control of unix socket paths. Abstract sockets outside the box cannot.

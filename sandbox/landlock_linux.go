@@ -29,7 +29,7 @@ const (
 	// fileRights are the rights that mean something on a file that is not a directory.
 	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
 		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
-	// readRights are what every path but Home and /dev gets: read, list, execute.
+	// readRights are what every path but the hidden ones and /dev gets: read, list, execute.
 	readRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
 	// deviceRights are what the harmless character devices get.
 	deviceRights = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
@@ -98,9 +98,9 @@ func handledRights(abi int) uint64 {
 }
 
 // ruleset builds the box's Landlock ruleset, to be applied by restrictSelf:
-//   - read, list and execute everywhere except under Home and /dev: the rule goes on every
-//     entry along the way to each hidden path but that path, and the directories on the way
-//     get only the right to be listed;
+//   - read, list and execute everywhere except under Home, the Hidden paths and /dev: the
+//     rule goes on every entry along the way to each of them but that path, and the
+//     directories on the way get only the right to be listed;
 //   - everything but making device nodes in the workspace, the policy's Writable and the
 //     private directories;
 //   - the harmless devices of `devices`;
@@ -129,7 +129,7 @@ func (b *box) ruleset() (int, error) {
 	}()
 	rs := ruleset{fd: fd, handled: handled}
 
-	deny := append(b.hidden(), "/dev")
+	deny := append(b.hiddenPaths(), "/dev")
 	if err := rs.readAllBut("/", deny); err != nil {
 		return -1, err
 	}

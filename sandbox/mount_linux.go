@@ -15,7 +15,7 @@ import (
 // mount makes the box's view of the file system, in the launcher's own mount namespace
 // (nothing here is seen outside it): mounts stop propagating; each private directory gets an
 // empty writable tmpfs, and the policy's paths under one are mounted back in; .git and the
-// read-only paths become read-only; Home is covered by an empty read-only tmpfs.
+// read-only paths become read-only; Home and the Hidden paths are covered.
 func (b *box) mount() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private (a mount namespace of our own is needed): %w", err)
@@ -71,22 +71,28 @@ func (b *box) mount() error {
 			}
 		}
 	}
-	for _, h := range b.homes {
-		fi, err := os.Stat(h)
+	for _, h := range b.covers {
+		fi, err := os.Stat(h.path)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // under a private directory, or not there at all: nothing to hide
+			continue // under a private directory, or not there at all
 		}
 		if err != nil {
-			return fmt.Errorf("look at the data directory %s: %w", h, err)
+			return fmt.Errorf("look at the %s %s: %w", h.role, h.path, err)
 		}
-		if !fi.IsDir() {
-			return fmt.Errorf("the data directory %s is not a directory", h)
-		}
-		if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0555,size=4k,nr_inodes=1"); err != nil {
-			return fmt.Errorf("cover the data directory %s: %w", h, err)
+		if err := cover(h.path, fi.IsDir()); err != nil {
+			return fmt.Errorf("cover the %s %s: %w", h.role, h.path, err)
 		}
 	}
 	return nil
+}
+
+// cover hides what is at path: a directory under an empty read-only tmpfs, a file under a
+// read-only bind of /dev/null (it reads as empty).
+func cover(path string, dir bool) error {
+	if dir {
+		return unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0555,size=4k,nr_inodes=1")
+	}
+	return bindReadOnly("/dev/null", path)
 }
 
 // mountpoint makes sure target exists in the new view (a directory, or an empty file for

@@ -29,6 +29,21 @@ type Policy struct {
 	// box, as .git does (for example a hooks directory). A path that does not exist is
 	// skipped: the box cannot keep a command from creating it.
 	ReadOnly []string
+	// Hidden lists further paths hidden as Home is, directories or files: a vault kept
+	// outside Home, and the owner's own secrets the box should not read (~/.ssh, ~/.aws,
+	// ~/.gnupg, ~/.npmrc, ~/.netrc, ~/.config/gh, …). A directory is covered by an empty
+	// read-only one, a file by an empty read-only device, and Landlock grants nothing under
+	// either. A path that does not exist is skipped.
+	Hidden []string
+}
+
+// hiddenPaths returns Home and Hidden, the paths the box hides, with what each is.
+func (p Policy) hiddenPaths() []keptPath {
+	out := []keptPath{{role: "data directory", path: p.Home}}
+	for _, h := range p.Hidden {
+		out = append(out, keptPath{role: "hidden path", path: h})
+	}
+	return out
 }
 
 // privateDirs get a fresh, empty, writable tmpfs of their own in every box: the command's
@@ -42,9 +57,10 @@ var privateDirs = []string{"/tmp", "/var/tmp", "/dev/shm", "/run"}
 var systemDirs = []string{"/proc", "/sys", "/dev"}
 
 // Validate checks the policy's shape without touching the file system: every path absolute
-// and clean, Home and Workspace set, and no writable or read-only path equal to Home, inside
-// it or holding it (the box could not then both show the path and hide Home). The launcher
-// checks the same again on the real paths, after resolving links.
+// and clean, Home and Workspace set, and no writable or read-only path equal to Home or a
+// Hidden path, inside one or holding one (the box could not then both show the path and
+// hide the other). The launcher checks the same again on the real paths, after resolving
+// links.
 func (p Policy) Validate() error {
 	if p.Home == "" {
 		return fmt.Errorf("sandbox: the policy names no data directory (Home): set it to buddi's BUDDI_HOME")
@@ -52,16 +68,24 @@ func (p Policy) Validate() error {
 	if p.Workspace == "" {
 		return fmt.Errorf("sandbox: the policy names no workspace: set Workspace to the directory the command works in")
 	}
-	if err := checkPath("data directory", p.Home); err != nil {
-		return err
+	hidden := p.hiddenPaths()
+	for _, h := range hidden {
+		if err := checkPath(h.role, h.path); err != nil {
+			return err
+		}
+		if isSystem(h.path) {
+			return fmt.Errorf("sandbox: %s %s is a system directory: name a path of the owner's", h.role, h.path)
+		}
 	}
 	kept := p.kept()
 	for _, k := range kept {
 		if err := checkPath(k.role, k.path); err != nil {
 			return err
 		}
-		if err := apart(k.role, k.path, p.Home); err != nil {
-			return err
+		for _, h := range hidden {
+			if err := apart(k.role, k.path, h); err != nil {
+				return err
+			}
 		}
 		if isSystem(k.path) {
 			return fmt.Errorf("sandbox: %s %s is a system directory: name a directory of the owner's", k.role, k.path)
@@ -108,7 +132,23 @@ func (p Policy) Describe() string {
 		}
 		b.WriteString(w)
 	}
-	b.WriteString("; no access to buddi's data or process; network open")
+	b.WriteString("; no access to buddi's data or process")
+	for i, h := range p.Hidden {
+		if i == shown {
+			fmt.Fprintf(&b, " and %d more", len(p.Hidden)-shown)
+			break
+		}
+		switch {
+		case i == 0:
+			b.WriteString(", nor to ")
+		case i == len(p.Hidden)-1:
+			b.WriteString(" and ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(h)
+	}
+	b.WriteString("; network open")
 	return b.String()
 }
 
@@ -151,13 +191,17 @@ func checkPath(role, path string) error {
 	return nil
 }
 
-// apart refuses a path equal to home, inside it, or holding it.
-func apart(role, path, home string) error {
+// apart refuses a path equal to a hidden one, inside it, or holding it.
+func apart(role, path string, hidden keptPath) error {
+	what := "buddi's data directory"
+	if hidden.role != "data directory" {
+		what = "the hidden path"
+	}
 	switch {
-	case within(path, home):
-		return fmt.Errorf("sandbox: %s %s is inside buddi's data directory %s: choose one outside it", role, path, home)
-	case within(home, path):
-		return fmt.Errorf("sandbox: %s %s holds buddi's data directory %s: choose one that does not", role, path, home)
+	case within(path, hidden.path):
+		return fmt.Errorf("sandbox: %s %s is inside %s %s: choose one outside it", role, path, what, hidden.path)
+	case within(hidden.path, path):
+		return fmt.Errorf("sandbox: %s %s holds %s %s: choose one that does not", role, path, what, hidden.path)
 	}
 	return nil
 }

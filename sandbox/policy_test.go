@@ -7,7 +7,8 @@ import (
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	ok := Policy{Home: "/home/o/.buddi", Workspace: "/home/o/src/app", Writable: []string{"/home/o/.npm"}, ReadOnly: []string{"/home/o/src/app/.husky"}}
+	ok := Policy{Home: "/home/o/.buddi", Workspace: "/home/o/src/app", Writable: []string{"/home/o/.npm"},
+		ReadOnly: []string{"/home/o/src/app/.husky"}, Hidden: []string{"/home/o/.ssh", "/home/o/.npmrc"}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("a good policy: %v", err)
 	}
@@ -34,6 +35,10 @@ func TestValidate(t *testing.T) {
 		{"/proc as cache", func(p *Policy) { p.Writable = []string{"/proc/self"} }, "system directory"},
 		{"/dev as workspace", func(p *Policy) { p.Workspace = "/dev/shm/x" }, "system directory"},
 		{"NUL", func(p *Policy) { p.Writable = []string{"/home/o/a\x00b"} }, "NUL"},
+		{"relative hidden path", func(p *Policy) { p.Hidden = []string{".ssh"} }, "not an absolute path"},
+		{"hidden system directory", func(p *Policy) { p.Hidden = []string{"/proc/1"} }, "system directory"},
+		{"workspace holds a hidden path", func(p *Policy) { p.Hidden = []string{"/home/o/src/app/.env"} }, "holds the hidden path"},
+		{"cache inside a hidden path", func(p *Policy) { p.Writable = []string{"/home/o/.ssh/x"} }, "inside the hidden path"},
 		{"cache inside the workspace", func(p *Policy) { p.Writable = []string{"/home/o/src/app/.cache"} }, "writable already"},
 		{"cache inside a cache", func(p *Policy) { p.Writable = []string{"/home/o/.cache", "/home/o/.cache/pip"} }, "writable already"},
 		{"a cache twice", func(p *Policy) { p.Writable = []string{"/home/o/.npm", "/home/o/.npm"} }, "writable already"},
@@ -43,6 +48,7 @@ func TestValidate(t *testing.T) {
 			p := ok
 			p.Writable = append([]string(nil), ok.Writable...)
 			p.ReadOnly = append([]string(nil), ok.ReadOnly...)
+			p.Hidden = append([]string(nil), ok.Hidden...)
 			tt.edit(&p)
 			err := p.Validate()
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -65,6 +71,12 @@ func TestDescribe(t *testing.T) {
 			"sandboxed: writes only to the workspace (.git read-only), a private /tmp, /a and /b; no access to buddi's data or process; network open"},
 		{Policy{Writable: []string{"/a", "/b", "/c", "/d", "/e"}},
 			"sandboxed: writes only to the workspace (.git read-only), a private /tmp, /a, /b, /c and 2 more; no access to buddi's data or process; network open"},
+		{Policy{Hidden: []string{"~/.ssh"}},
+			"sandboxed: writes only to the workspace (.git read-only), a private /tmp; no access to buddi's data or process, nor to ~/.ssh; network open"},
+		{Policy{Hidden: []string{"~/.ssh", "~/.aws"}},
+			"sandboxed: writes only to the workspace (.git read-only), a private /tmp; no access to buddi's data or process, nor to ~/.ssh and ~/.aws; network open"},
+		{Policy{Hidden: []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.npmrc", "~/.netrc"}},
+			"sandboxed: writes only to the workspace (.git read-only), a private /tmp; no access to buddi's data or process, nor to ~/.ssh, ~/.aws, ~/.gnupg and 2 more; network open"},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Describe(); got != tt.want {

@@ -490,10 +490,65 @@ func TestBoxUnprivileged(t *testing.T) {
 		t.Fatalf("the unprivileged re-run failed: %v\n%s", err, text)
 	}
 	for _, name := range []string{"TestBoxKeepsBuddisDataAndProcess", "TestBoxHidesTheDataDirectory", "TestBoxWrites",
-		"TestBoxRunsOrdinaryPrograms", "TestBoxStartedProcess", "TestBoxRefusedIsNeverUnboxed"} {
+		"TestBoxRunsOrdinaryPrograms", "TestBoxStartedProcess", "TestBoxRefusedIsNeverUnboxed", "TestBoxHidesTheOwnersSecrets"} {
 		if !strings.Contains(text, "--- PASS: "+name+" ") {
 			t.Errorf("the unprivileged re-run did not pass %s:\n%s", name, text)
 		}
 	}
 	t.Logf("as uid 65534:\n%s", text)
+}
+
+// TestBoxHidesTheOwnersSecrets: the paths a policy lists as Hidden (here an owner's ~/.ssh,
+// ~/.npmrc and a ~/.gitconfig that is a link into a dotfiles directory) read as empty or
+// not at all, by name and through the link's target, while the rest of the owner's home
+// reads as usual.
+func TestBoxHidesTheOwnersSecrets(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	w := newBoxWorld(t)
+	owner := w.outside // plays the owner's home
+	for path, content := range map[string]string{
+		owner + "/.ssh/id_ed25519": "SSH-KEY", owner + "/.npmrc": "//registry/:_authToken=NPM-TOKEN",
+		owner + "/dotfiles/gitconfig": "[credential]\n\thelper = store GIT-SECRET\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(owner+"/dotfiles/gitconfig", owner+"/.gitconfig"); err != nil {
+		t.Fatal(err)
+	}
+	policy := w.policy()
+	policy.Hidden = []string{owner + "/.ssh", owner + "/.npmrc", owner + "/.gitconfig"}
+	ops := []string{
+		"read", owner + "/.ssh/id_ed25519", "list", owner + "/.ssh", "read", owner + "/.npmrc",
+		"read", owner + "/.gitconfig", "read", owner + "/dotfiles/gitconfig", "read", owner + "/notes",
+	}
+	unboxed := helperSpec(t)
+	unboxed.Dir, unboxed.Box, unboxed.Unboxed = w.ws, nil, true
+	control := tryAll(t, unboxed, ops...)
+	spec := helperSpec(t)
+	spec.Dir, spec.Box = w.ws, policy
+	got := tryAll(t, spec, ops...)
+	for i := 0; i < len(ops); i += 2 {
+		key := ops[i] + " " + ops[i+1]
+		for _, secret := range []string{"SSH-KEY", "NPM-TOKEN", "GIT-SECRET"} {
+			if strings.Contains(got[key], secret) {
+				t.Errorf("boxed %s: %q", key, got[key])
+			}
+		}
+		t.Logf("%-60s unboxed: %-30.30s boxed: %s", key, control[key], got[key])
+	}
+	if got["list "+owner+"/.ssh"] != "ok []" {
+		t.Errorf("boxed ~/.ssh lists %q", got["list "+owner+"/.ssh"])
+	}
+	if got["read "+owner+"/notes"] != `ok "owner notes\n"` {
+		t.Errorf("the rest of the home: %q", got["read "+owner+"/notes"])
+	}
+	if !strings.Contains(control["read "+owner+"/.npmrc"], "NPM-TOKEN") {
+		t.Errorf("unboxed control: %q", control["read "+owner+"/.npmrc"])
+	}
 }
