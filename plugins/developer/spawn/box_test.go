@@ -422,8 +422,9 @@ func TestBoxRefusedIsNeverUnboxed(t *testing.T) {
 	}
 }
 
-// TestBoxUnprivileged runs the box tests again as an account that is not root (nobody, uid
-// 65534), where the box is made in a user namespace: the test binary is copied where that
+// TestBoxUnprivileged runs this package's tests again as an account that is not root
+// (nobody, uid 65534), where the box is made in a user namespace, so the process groups,
+// identities and stops are checked there too: the test binary is copied where that
 // account can run it and started under setpriv, with a directory outside /tmp it owns.
 // It is skipped when this process is not root (the tests above then already ran
 // unprivileged), when setpriv is missing, or when the re-run finds no box for that account.
@@ -477,7 +478,7 @@ func TestBoxUnprivileged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.run", "^TestBox", "-test.v", "-test.count=1")
+		bin, "-test.v", "-test.count=1")
 	cmd.Dir = wd
 	cmd.Env = []string{"PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "TMPDIR=" + tmpdir,
 		"BUDDI_BOXTEST_DIR=" + scratch, "BUDDI_BOXTEST_UNPRIVILEGED=1", "GORACE=atexit_sleep_ms=0"}
@@ -490,7 +491,8 @@ func TestBoxUnprivileged(t *testing.T) {
 		t.Fatalf("the unprivileged re-run failed: %v\n%s", err, text)
 	}
 	for _, name := range []string{"TestBoxKeepsBuddisDataAndProcess", "TestBoxHidesTheDataDirectory", "TestBoxWrites",
-		"TestBoxRunsOrdinaryPrograms", "TestBoxStartedProcess", "TestBoxRefusedIsNeverUnboxed", "TestBoxHidesTheOwnersSecrets"} {
+		"TestBoxRunsOrdinaryPrograms", "TestBoxStartedProcess", "TestBoxRefusedIsNeverUnboxed", "TestBoxHidesTheOwnersSecrets",
+		"TestRun", "TestRunCancel", "TestRunTimeout", "TestStartIdentityAliveStop", "TestStopKillsTheGroup"} {
 		if !strings.Contains(text, "--- PASS: "+name+" ") {
 			t.Errorf("the unprivileged re-run did not pass %s:\n%s", name, text)
 		}
