@@ -219,3 +219,21 @@ func TestRunUniqWritesNothing(t *testing.T) {
 	b.mustFail(t, c, nil, "needs the owner's approval")
 	absent(t, filepath.Join(b.ws, ".git", "info", "attributes"))
 }
+
+// TestStartFollowsNoLink: developer.start goes through the same run list and the same
+// resolution: a long-lived process is never started through a link.
+func TestStartFollowsNoLink(t *testing.T) {
+	t.Parallel()
+	b := setupLinks(t)
+	for _, a := range []map[string]any{
+		{"name": "web", "command": "node x.js", "cwd": "other"},
+		{"name": "web", "command": "node other/x.js"},
+		{"name": "web", "command": "python3 -m unittest home.notes.x"},
+		{"name": "web", "command": "tail -n 1 home/.bashrc"},
+	} {
+		b.refused(t, call("start", args(t, a)), "symbolic link")
+	}
+	if _, err := os.Stat(b.marker); err == nil {
+		t.Error("the other project's code ran")
+	}
+}
