@@ -20,7 +20,10 @@
 // The box, as the launcher makes it (the paths it mounts back in or grants writing to are
 // opened and checked once, before anything else, and used by descriptor from then on):
 //
-//  1. Mounts, seen only inside the box. Mount events stop propagating. /tmp, /var/tmp,
+//  1. Mounts, seen only inside the box. Mount events stop propagating. Every mount is made
+//     read-only, so that outside the writable places nothing can be written, nor have its
+//     mode, owner, times or extended attributes changed (Landlock does not govern those);
+//     the workspace and [Policy.Writable] are mounted again, writable. /tmp, /var/tmp,
 //     /dev/shm and /run each get an empty writable tmpfs of their own: temporary files stay
 //     in the box, and the sockets other programs keep there cannot be reached (a terminal
 //     multiplexer's, an SSH agent's, the X server's, the session and system D-Bus, systemd's,

@@ -13,24 +13,20 @@ import (
 )
 
 // mount makes the box's view of the file system, in the launcher's own mount namespace
-// (nothing here is seen outside it): mounts stop propagating; each private directory gets an
-// empty writable tmpfs, and the policy's paths under one are mounted back in; .git and the
-// read-only paths become read-only; Home and the Hidden paths are covered.
+// (nothing here is seen outside it): mounts stop propagating; every mount becomes read-only,
+// so that nothing outside the writable places can be written, nor have its mode, owner,
+// times or extended attributes changed (which Landlock does not govern); each private
+// directory gets an empty writable tmpfs; the workspace and the Writable paths are mounted
+// again, writable, from the descriptors prepare holds (and the policy's paths under a
+// private directory are mounted back in the same way); .git and the read-only paths are
+// mounted read-only; Home and the Hidden paths are covered.
 func (b *box) mount() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private (a mount namespace of our own is needed): %w", err)
 	}
-	// Paths under a private directory are mounted back in from the descriptors prepare
-	// holds, shorter first: a path inside another is mounted onto what the outer one
-	// brought back.
-	var backs []heldPath
-	for _, k := range append(b.kept, b.files...) {
-		if underPrivate(k.real) != "" {
-			backs = append(backs, k)
-		}
+	if err := setReadOnly("/", true, unix.AT_RECURSIVE); err != nil {
+		return fmt.Errorf("make every mount read-only: %w", err)
 	}
-	slices.SortStableFunc(backs, func(x, y heldPath) int { return len(x.real) - len(y.real) })
-
 	for _, d := range privateDirs {
 		fi, err := os.Lstat(d)
 		if err != nil || !fi.IsDir() {
@@ -40,18 +36,21 @@ func (b *box) mount() error {
 			return fmt.Errorf("cover %s with a private tmpfs: %w", d, err)
 		}
 	}
-	for _, k := range backs {
-		if err := mountpoint(k.real, k.dir); err != nil {
-			return err
+	// Shorter first: a path inside another is mounted onto what the outer one brought.
+	held := append(append([]heldPath(nil), b.kept...), b.files...)
+	slices.SortStableFunc(held, func(x, y heldPath) int { return len(x.real) - len(y.real) })
+	for _, k := range held {
+		if underPrivate(k.real) != "" {
+			if err := mountpoint(k.real, k.dir); err != nil {
+				return err
+			}
 		}
 		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
 		if err := unix.Mount(src, k.real, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("mount %s back into its private directory: %w", k.real, err)
+			return fmt.Errorf("mount the %s %s into the box: %w", k.role, k.real, err)
 		}
-		if !k.writable {
-			if err := remountReadOnly(k.real); err != nil {
-				return err
-			}
+		if err := setReadOnly(k.real, !k.writable, 0); err != nil {
+			return fmt.Errorf("mount the %s %s into the box: %w", k.role, k.real, err)
 		}
 	}
 	if !b.l.Policy.GitWritable {
@@ -62,13 +61,6 @@ func (b *box) mount() error {
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("look at %s: %w", git, err)
-		}
-	}
-	for _, k := range b.kept {
-		if !k.writable && underPrivate(k.real) == "" {
-			if err := bindReadOnly("/proc/self/fd/"+strconv.Itoa(k.fd), k.real); err != nil {
-				return err
-			}
 		}
 	}
 	for _, h := range b.covers {
@@ -124,27 +116,18 @@ func bindReadOnly(src, path string) error {
 	if err := unix.Mount(src, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s read-only: %w", path, err)
 	}
-	return remountReadOnly(path)
-}
-
-// remountReadOnly makes the bind mount at path read-only, keeping the flags it already has
-// (in a user namespace the inherited nosuid, nodev and noexec are locked and must be kept).
-func remountReadOnly(path string) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		return fmt.Errorf("read the mount flags of %s: %w", path, err)
-	}
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
-	for _, f := range []struct{ st, ms int64 }{
-		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
-		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-	} {
-		if st.Flags&f.st != 0 {
-			flags |= uintptr(f.ms)
-		}
-	}
-	if err := unix.Mount("", path, "", flags, ""); err != nil {
+	if err := setReadOnly(path, true, 0); err != nil {
 		return fmt.Errorf("make %s read-only: %w", path, err)
 	}
 	return nil
+}
+
+// setReadOnly makes the mount at path read-only, or writable, and nothing else about it
+// (mount_setattr; flags may be AT_RECURSIVE for the whole tree under it).
+func setReadOnly(path string, readOnly bool, flags uint) error {
+	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if readOnly {
+		attr = unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, path, flags, &attr)
 }

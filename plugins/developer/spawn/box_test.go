@@ -247,7 +247,8 @@ func TestBoxHidesTheDataDirectory(t *testing.T) {
 
 // TestBoxWrites: the box writes the workspace, its cache and its private /tmp, and nothing
 // else: not a directory of the owner's it can read, not /etc, not .git for developer.run
-// and developer.start; developer.git's policy writes .git.
+// and developer.start, and it changes no mode, time or extended attribute of a file
+// outside them; developer.git's policy writes .git.
 func TestBoxWrites(t *testing.T) {
 	t.Parallel()
 	needBox(t)
@@ -267,13 +268,18 @@ func TestBoxWrites(t *testing.T) {
 		"write", w.ws + "/.git/hooks-planted",
 		"remove", w.ws + "/.git/config",
 		"rename", w.ws + "/.git>" + w.ws + "/moved-git",
+		"chmod", w.ws + "/README",
+		"chmod", w.outside + "/notes",
+		"utimes", w.outside + "/notes",
+		"xattr", w.outside + "/notes",
+		"chmod", w.ws + "/.git/config",
 	}
 	spec := helperSpec(t)
 	spec.Dir, spec.Box = w.ws, w.policy()
 	got := tryAll(t, spec, ops...)
 	want := map[string]bool{
 		"write " + w.ws + "/made": true, "mkdir " + w.ws + "/sub": true, "write " + w.cache + "/pkg": true,
-		"write " + tmpName: true, "read " + w.outside + "/notes": true,
+		"write " + tmpName: true, "read " + w.outside + "/notes": true, "chmod " + w.ws + "/README": true,
 	}
 	for i := 0; i < len(ops); i += 2 {
 		key := ops[i] + " " + ops[i+1]
@@ -291,6 +297,9 @@ func TestBoxWrites(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(w.ws + "/.git/config"); string(b) != "[core]\n" {
 		t.Errorf(".git/config is now %q", b)
+	}
+	if fi, err := os.Stat(w.outside + "/notes"); err != nil || fi.Mode().Perm() != 0o600 || fi.ModTime().Unix() == 0 {
+		t.Errorf("the owner's file outside the box was changed: %v, %v", fi.Mode(), err)
 	}
 
 	// developer.git's policy: .git is writable.
