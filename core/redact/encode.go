@@ -3,7 +3,6 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"net/url"
 	"strings"
 	"unicode/utf16"
@@ -35,7 +34,9 @@ func alphabet(chars string) *[256]bool {
 	return &a
 }
 
-// forms returns every encoded form of value, the raw value first, without duplicates.
+// forms returns the encoded forms of value looked for in the text itself, the raw value
+// first, without duplicates. Escapes in any mix and case (JSON, percent), hex in any case or
+// spacing, and wrapped lines are decoded by the views instead (view.go).
 func forms(value string) []form {
 	seen := map[string]bool{}
 	var out []form
@@ -47,12 +48,10 @@ func forms(value string) []form {
 		out = append(out, f)
 	}
 	add(form{text: value})
-	for _, s := range jsonForms(value) {
-		add(form{text: s})
-	}
-	for _, s := range urlForms(value) {
-		add(form{text: s})
-	}
+	// The query form of a space is "+", which the percent view keeps as it is.
+	q := url.QueryEscape(value)
+	add(form{text: q})
+	add(form{text: lowerPercent(q)})
 	h := hex.EncodeToString([]byte(value))
 	add(form{text: h})
 	add(form{text: strings.ToUpper(h)})
@@ -84,34 +83,6 @@ func base64Cores(value string) []form {
 	return out
 }
 
-// urlForms returns the value URL-escaped in the common ways.
-func urlForms(value string) []string {
-	var out []string
-	for _, s := range []string{
-		url.QueryEscape(value),
-		url.PathEscape(value),
-		escapeExcept(value, "-_.!~*'()"), // encodeURIComponent
-		escapeExcept(value, "-_.~"),      // RFC 3986 unreserved only
-	} {
-		out = append(out, s, lowerPercent(s))
-	}
-	return out
-}
-
-// escapeExcept percent-escapes every byte of s except ASCII letters, digits and keep.
-func escapeExcept(s, keep string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
-			b.WriteByte(c)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", c)
-	}
-	return b.String()
-}
-
 // lowerPercent lower-cases the hex digits of every %XX in s.
 func lowerPercent(s string) string {
 	b := []byte(s)
@@ -138,15 +109,6 @@ type jsonStyle struct {
 	html  bool // <, >, & as \u003c, \u003e, \u0026 (Go's default)
 	slash bool // / as \/ (PHP)
 	sep   bool // U+2028 and U+2029 as \u2028, \u2029 (Go, always)
-}
-
-// jsonForms returns the value as it appears inside a JSON string, in each style.
-func jsonForms(value string) []string {
-	var out []string
-	for i := range 32 {
-		out = append(out, jsonEscape(value, jsonStyle{ascii: i&1 != 0, upper: i&2 != 0, html: i&4 != 0, slash: i&8 != 0, sep: i&16 != 0}))
-	}
-	return out
 }
 
 // jsonEscape returns s escaped for the inside of a JSON string in style st. Invalid UTF-8 is

@@ -11,6 +11,11 @@ import (
 // Scrubber is what redacts: a *Redactor, or a *Live that swaps in a new one when the vault
 // changes.
 type Scrubber interface {
+	// Current returns the Redactor in use now (a caller that redacts several things at once
+	// takes it once).
+	Current() *Redactor
+	// Stream returns a streaming redactor (for text that arrives in pieces) over Current.
+	Stream() *Stream
 	// String returns s with every secret replaced.
 	String(s string) string
 	// Bytes returns b with every secret replaced.
@@ -45,9 +50,10 @@ func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 
 // Handle scrubs the record and passes it on.
 func (h *Handler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.s.String(rec.Message), rec.PC)
+	r := h.s.Current() // one look at the vault per record
+	out := slog.NewRecord(rec.Time, rec.Level, r.String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(h.attr(a))
+		out.AddAttrs(attr(r, a))
 		return true
 	})
 	return h.next.Handle(ctx, out)
@@ -55,9 +61,10 @@ func (h *Handler) Handle(ctx context.Context, rec slog.Record) error {
 
 // WithAttrs scrubs attrs and binds them on the next handler.
 func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	r := h.s.Current()
 	scrubbed := make([]slog.Attr, len(attrs))
 	for i, a := range attrs {
-		scrubbed[i] = h.attr(a)
+		scrubbed[i] = attr(r, a)
 	}
 	return &Handler{next: h.next.WithAttrs(scrubbed), s: h.s}
 }
@@ -67,24 +74,24 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 	return &Handler{next: h.next.WithGroup(h.s.String(name)), s: h.s}
 }
 
-// attr scrubs one attribute. A value that held a secret becomes a string, except JSON-able
-// values, which stay JSON; a value without one is passed on as it was.
-func (h *Handler) attr(a slog.Attr) slog.Attr {
-	a.Key = h.s.String(a.Key)
+// attr scrubs one attribute with r. A value that held a secret becomes a string, except
+// JSON-able values, which stay JSON; a value without one is passed on as it was.
+func attr(r *Redactor, a slog.Attr) slog.Attr {
+	a.Key = r.String(a.Key)
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindGroup:
 		group := v.Group()
 		scrubbed := make([]slog.Attr, len(group))
 		for i, g := range group {
-			scrubbed[i] = h.attr(g)
+			scrubbed[i] = attr(r, g)
 		}
 		a.Value = slog.GroupValue(scrubbed...)
 	case slog.KindAny:
-		a.Value = h.anyValue(v)
+		a.Value = anyValue(r, v)
 	default: // strings, and numbers, times and durations whose text might be a secret
 		s := v.String()
-		if rs := h.s.String(s); rs != s {
+		if rs := r.String(s); rs != s {
 			a.Value = slog.StringValue(rs)
 		} else {
 			a.Value = v
@@ -93,16 +100,16 @@ func (h *Handler) attr(a slog.Attr) slog.Attr {
 	return a
 }
 
-// anyValue scrubs a KindAny value as the next handler would print it.
-func (h *Handler) anyValue(v slog.Value) slog.Value {
+// anyValue scrubs a KindAny value with r as the next handler would print it.
+func anyValue(r *Redactor, v slog.Value) slog.Value {
 	switch x := v.Any().(type) {
 	case json.RawMessage:
-		return slog.AnyValue(json.RawMessage(h.s.JSON(x)))
+		return slog.AnyValue(json.RawMessage(r.JSON(x)))
 	case []byte:
-		return slog.AnyValue(h.s.Bytes(x))
+		return slog.AnyValue(r.Bytes(x))
 	case error:
 		s := x.Error()
-		if rs := h.s.String(s); rs != s {
+		if rs := r.String(s); rs != s {
 			return slog.StringValue(rs)
 		}
 		return v
@@ -112,12 +119,12 @@ func (h *Handler) anyValue(v slog.Value) slog.Value {
 		// As JSON first, so that a struct stays a structure in a JSON log; then as the text
 		// handler prints it, which shows fields that JSON leaves out.
 		if b, err := json.Marshal(x); err == nil {
-			if rb := h.s.JSON(b); !bytes.Equal(rb, b) {
+			if rb := r.JSON(b); !bytes.Equal(rb, b) {
 				return slog.AnyValue(json.RawMessage(rb))
 			}
 		}
 		s := fmt.Sprintf("%+v", x)
-		if rs := h.s.String(s); rs != s {
+		if rs := r.String(s); rs != s {
 			return slog.StringValue(rs)
 		}
 		return v

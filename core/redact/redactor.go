@@ -22,9 +22,20 @@ const filterBits = 1 << 16
 // Token returns the text a secret's value is replaced with: ‹secret:NAME›.
 func Token(name string) string { return "‹secret:" + name + "›" }
 
+// kind says what a pattern is, so that a view looks only for what can appear in it.
+type kind uint8
+
+const (
+	kindRaw  kind = 1 << iota // the value as stored
+	kindForm                  // an encoded form: base64, hex, URL escaping
+	kindText                  // the value, when it is valid UTF-8 (so it never holds 0xFF)
+	kindAll  = kindRaw | kindForm | kindText
+)
+
 // pattern is one form of one secret, compiled.
 type pattern struct {
 	form
+	kind kind
 	name int // index into Redactor.names
 }
 
@@ -37,6 +48,10 @@ type Redactor struct {
 	patterns []pattern
 	filter   [filterBits / 64]uint64
 	table    map[uint32][]int32 // first keyLen bytes → patterns, longest first
+	// prefixes[n-1] holds, for the first n bytes (n < keyLen) of every pattern, the kinds
+	// of the patterns that begin so: what a stream must hold back at its very end.
+	prefixes [keyLen - 1]map[uint32]kind
+	maxLen   int // the longest pattern, in bytes
 }
 
 // New compiles a Redactor for secrets (name → value). Values shorter than MinLength
@@ -44,6 +59,9 @@ type Redactor struct {
 // the one shown.
 func New(secrets map[string]string) *Redactor {
 	r := &Redactor{table: map[uint32][]int32{}}
+	for i := range r.prefixes {
+		r.prefixes[i] = map[uint32]kind{}
+	}
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(secrets)) {
 		value := secrets[name]
@@ -54,12 +72,19 @@ func New(secrets map[string]string) *Redactor {
 		idx := len(r.names)
 		r.names = append(r.names, name)
 		r.tokens = append(r.tokens, Token(name))
-		for _, f := range forms(value) {
+		for i, f := range forms(value) {
 			if seen[f.text] {
 				continue
 			}
 			seen[f.text] = true
-			r.patterns = append(r.patterns, pattern{form: f, name: idx})
+			k := kindForm
+			if i == 0 { // the raw value comes first
+				k = kindRaw
+				if utf8.ValidString(value) {
+					k |= kindText
+				}
+			}
+			r.patterns = append(r.patterns, pattern{form: f, kind: k, name: idx})
 		}
 	}
 	for i, p := range r.patterns {
@@ -67,6 +92,10 @@ func New(secrets map[string]string) *Redactor {
 		r.table[k] = append(r.table[k], int32(i))
 		h := hash(k)
 		r.filter[h/64] |= 1 << (h % 64)
+		for n := 1; n < keyLen; n++ {
+			r.prefixes[n-1][packed(p.text[:n])] |= p.kind
+		}
+		r.maxLen = max(r.maxLen, len(p.text))
 	}
 	for k, list := range r.table {
 		slices.SortFunc(list, func(a, b int32) int {
@@ -93,14 +122,34 @@ func (r *Redactor) Skipped() []string {
 	return slices.Clone(r.skipped)
 }
 
+// empty reports whether r redacts nothing.
+func (r *Redactor) empty() bool { return r == nil || len(r.patterns) == 0 }
+
 // key reads keyLen bytes of s at i as a little-endian number.
 func key(s string, i int) uint32 {
 	_ = s[i+3]
 	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
 }
 
+// packed reads the fewer than keyLen bytes of s as a number.
+func packed(s string) uint32 {
+	var k uint32
+	for i := len(s) - 1; i >= 0; i-- {
+		k = k<<8 | uint32(s[i])
+	}
+	return k
+}
+
 // hash maps a key to a filter bit.
 func hash(k uint32) uint32 { return (k * 0x9E3779B1) >> 16 }
+
+// match is one occurrence of a pattern, in text offsets.
+type match struct {
+	start, end, name int
+	// open: the match reaches the end of its view and could take one more character
+	// (a base64 core's last, shared character) once more text arrives.
+	open bool
+}
 
 // span is a range of text to replace and the secrets it held, in order.
 type span struct {
@@ -108,15 +157,11 @@ type span struct {
 	names      []int
 }
 
-// find returns the spans of s to replace, sorted and disjoint, or nil.
-func (r *Redactor) find(s string) []span {
-	if r == nil || len(r.patterns) == 0 {
-		return nil
-	}
-	type match struct{ start, end, name int }
-	var matches []match
-	for i := 0; i+keyLen <= len(s); i++ {
-		k := key(s, i)
+// scan appends to ms every match of the patterns of kind mask in v, a view of the text
+// (nil at: v is the text itself, starting at text offset base).
+func (r *Redactor) scan(v string, at *view, base int, mask kind, ms []match) []match {
+	for i := 0; i+keyLen <= len(v); i++ {
+		k := key(v, i)
 		h := hash(k)
 		if r.filter[h/64]&(1<<(h%64)) == 0 {
 			continue
@@ -124,37 +169,53 @@ func (r *Redactor) find(s string) []span {
 		found := false
 		for _, pi := range r.table[k] {
 			p := &r.patterns[pi]
+			if p.kind&mask == 0 {
+				continue
+			}
 			if found && (p.alpha == nil || !p.extLeft) {
 				continue // a shorter match at i is inside the longest, unless it reaches left
 			}
-			if !strings.HasPrefix(s[i:], p.text) {
+			if !strings.HasPrefix(v[i:], p.text) {
 				continue
 			}
 			found = true
 			start, end := i, i+len(p.text)
+			open := false
 			if p.alpha != nil {
-				if p.extLeft && start > 0 && p.alpha[s[start-1]] {
+				if p.extLeft && start > 0 && p.alpha[v[start-1]] {
 					start--
 				}
-				if p.extRight && end < len(s) && p.alpha[s[end]] {
-					end++
+				if p.extRight {
+					if end < len(v) && p.alpha[v[end]] {
+						end++
+					} else if end == len(v) {
+						open = true
+					}
 				}
 			}
-			matches = append(matches, match{start, end, p.name})
+			m := match{start: base + start, end: base + end, name: p.name, open: open}
+			if at != nil {
+				m.start, m.end = int(at.start[start]), int(at.end[end-1])
+			}
+			ms = append(ms, m)
 		}
 	}
-	if matches == nil {
-		return nil
-	}
-	// A left-extended base64 match can start one byte before the match found before it.
-	slices.SortStableFunc(matches, func(a, b match) int {
+	return ms
+}
+
+// merge sorts matches into disjoint spans: overlapping matches become one span naming each
+// secret once; a match inside another is dropped.
+func merge(ms []match) []span {
+	// A left-extended base64 match can start one byte before the match found before it, and
+	// views add theirs after the text's own.
+	slices.SortStableFunc(ms, func(a, b match) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.end, a.end)
 	})
 	var spans []span
-	for _, m := range matches {
+	for _, m := range ms {
 		if n := len(spans); n > 0 && m.start < spans[n-1].end {
 			last := &spans[n-1]
 			if m.end <= last.end {
@@ -171,15 +232,58 @@ func (r *Redactor) find(s string) []span {
 	return spans
 }
 
-// replace writes s with spans replaced by tokens into b.
-func (r *Redactor) replace(b []byte, s string, spans []span) []byte {
+// find returns the spans of s to replace, sorted and disjoint, or nil.
+func (r *Redactor) find(s string) []span {
+	if r.empty() {
+		return nil
+	}
+	ms := r.scan(s, nil, 0, kindAll, nil)
+	for _, vk := range viewKinds {
+		if !vk.needed(s) {
+			continue // the view would be the text itself, or find nothing the text scan misses
+		}
+		ms = r.scanViews(s, vk, ms)
+	}
+	if ms == nil {
+		return nil
+	}
+	return merge(ms)
+}
+
+// scanViews decodes all of s into the views of vk, adding their matches to ms. Each view is
+// scanned a segment at a time, so that what it keeps stays small.
+func (r *Redactor) scanViews(s string, vk viewKind, ms []match) []match {
+	views := r.newViews(vk)
+	for i := range views {
+		views[i].segment = func(v *view) { ms = r.scan(v.string(), v, 0, vk.mask, ms) }
+	}
+	vk.decoder().decode(s, 0, views, true)
+	for i := range views {
+		if !views[i].mirror {
+			ms = r.scan(views[i].string(), &views[i], 0, vk.mask, ms)
+		}
+	}
+	return ms
+}
+
+// newViews returns the empty views of a view kind.
+func (r *Redactor) newViews(vk viewKind) []view {
+	views := make([]view, vk.outputs)
+	for i := range views {
+		views[i] = newView(vk.mirrors, r.maxLen+1)
+	}
+	return views
+}
+
+// replace writes s (which begins at text offset base) with spans replaced by tokens into b.
+func (r *Redactor) replace(b []byte, s string, base int, spans []span) []byte {
 	last := 0
 	for _, sp := range spans {
-		b = append(b, s[last:sp.start]...)
+		b = append(b, s[last:sp.start-base]...)
 		for _, n := range sp.names {
 			b = append(b, r.tokens[n]...)
 		}
-		last = sp.end
+		last = sp.end - base
 	}
 	return append(b, s[last:]...)
 }
@@ -190,7 +294,7 @@ func (r *Redactor) String(s string) string {
 	if spans == nil {
 		return s
 	}
-	b := r.replace(make([]byte, 0, len(s)+32*len(spans)), s, spans)
+	b := r.replace(make([]byte, 0, len(s)+32*len(spans)), s, 0, spans)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
@@ -204,5 +308,11 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if spans == nil {
 		return b
 	}
-	return r.replace(make([]byte, 0, len(b)+32*len(spans)), s, spans)
+	return r.replace(make([]byte, 0, len(b)+32*len(spans)), s, 0, spans)
 }
+
+// Current returns r: a Redactor does not change.
+func (r *Redactor) Current() *Redactor { return r }
+
+// Stream returns a streaming redactor over r.
+func (r *Redactor) Stream() *Stream { return NewStream(r) }

@@ -309,3 +309,17 @@ func TestLiveConcurrent(t *testing.T) {
 		t.Errorf("after the last reload: %q", got)
 	}
 }
+
+// escapeExcept percent-escapes every byte of s except ASCII letters, digits and keep.
+func escapeExcept(s, keep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}

@@ -287,6 +287,9 @@ func (v *fileVault) Values() (map[string]string, error) {
 	return c.secrets, nil
 }
 
+// Version is the file's version: every write replaces the file (a new inode, a new nonce).
+func (v *fileVault) Version() (string, error) { return fileVersion(v.path) }
+
 // Check returns nil when the file can be opened with the key.
 func (v *fileVault) Check() error {
 	_, err := v.read()

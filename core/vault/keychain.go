@@ -1,12 +1,15 @@
 package vault
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -167,7 +170,17 @@ func (v *keychainVault) updateIndex(change func([]string) []string) error {
 	return v.set(indexUser, string(raw))
 }
 
-// exclusive runs fn holding the in-process mutex and the lock file.
+// changedPath is the file whose version is the keychain vault's: every change through buddi
+// rewrites it (random contents), so another process sees the change at its next use.
+func (v *keychainVault) changedPath() string {
+	return strings.TrimSuffix(v.lockPath, ".lock") + ".changed"
+}
+
+// Version is the version of the change file.
+func (v *keychainVault) Version() (string, error) { return fileVersion(v.changedPath()) }
+
+// exclusive runs fn holding the in-process mutex and the lock file, and then records that
+// the values may have changed (also when fn failed half-way).
 func (v *keychainVault) exclusive(fn func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -179,7 +192,13 @@ func (v *keychainVault) exclusive(fn func() error) error {
 		return fmt.Errorf("vault: lock %s: %w", v.lockPath, err)
 	}
 	defer unlock()
-	return fn()
+	ferr := fn()
+	stamp := make([]byte, 16)
+	_, _ = rand.Read(stamp)
+	if err := writeAtomic(v.changedPath(), []byte(hex.EncodeToString(stamp)+"\n")); err != nil {
+		return errors.Join(ferr, fmt.Errorf("vault: record the change in %s (a running buddi may not see it until it reloads): %w", v.changedPath(), err))
+	}
+	return ferr
 }
 
 // Set adds name to the index, then stores the value: a crash in between leaves a listed

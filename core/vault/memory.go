@@ -2,6 +2,7 @@ package vault
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ type Memory struct {
 	mu      sync.Mutex
 	secrets map[string]string
 	locked  *LockedError
+	changes int // counts every Set, Delete, Lock and Unlock: the version
 }
 
 var _ Vault = (*Memory)(nil)
@@ -32,6 +34,7 @@ func (m *Memory) Lock(reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.locked = &LockedError{Reason: reason}
+	m.changes++
 }
 
 // Unlock undoes Lock.
@@ -39,6 +42,7 @@ func (m *Memory) Unlock() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.locked = nil
+	m.changes++
 }
 
 // String says "memory vault".
@@ -58,6 +62,7 @@ func (m *Memory) Set(name, value string) error {
 		return m.locked
 	}
 	m.secrets[name] = value
+	m.changes++
 	return nil
 }
 
@@ -101,6 +106,7 @@ func (m *Memory) Delete(name string) error {
 		return &NotFoundError{Name: name}
 	}
 	delete(m.secrets, name)
+	m.changes++
 	return nil
 }
 
@@ -122,6 +128,13 @@ func (m *Memory) Values() (map[string]string, error) {
 		return nil, m.locked
 	}
 	return maps.Clone(m.secrets), nil
+}
+
+// Version counts the changes.
+func (m *Memory) Version() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return fmt.Sprintf("memory:%d", m.changes), nil
 }
 
 // Check returns the lock, if locked.

@@ -26,6 +26,13 @@ type Vault interface {
 	// Values returns every stored name and value, for the redactor (buddi/core/redact),
 	// which must know every value to scrub it. Nothing else should need it.
 	Values() (map[string]string, error)
+	// Version returns a token that is different after every change of the stored values,
+	// made by this process or another, without reading a value: the redactor (buddi/core/
+	// redact) asks for it before each use, and rebuilds when it changed, so a secret stored
+	// with `buddi vault set` while buddi serve runs is redacted from the next use on. (The OS
+	// keychain's token changes with each change made through buddi; an entry edited in the
+	// keychain's own application is seen at the next reload.)
+	Version() (string, error)
 	// Check returns nil when the vault can be read, or the *LockedError saying why not.
 	Check() error
 	// String says where the values live ("file vault /home/o/.buddi/vault.json",
