@@ -17,6 +17,7 @@ import (
 // is computed once per process.
 func Check() error { return checked() }
 
+// checked is Check's answer, worked out on the first call.
 var checked = sync.OnceValue(probe)
 
 // probe is Check's work.

@@ -210,3 +210,39 @@ func TestLeakedDescriptorIsNotPassed(t *testing.T) {
 		t.Errorf("reading the leaked descriptor %d: %v, exit %d, %q", fd, err, code, out)
 	}
 }
+
+// TestStartWhereNoBoxCanBeMade: on a machine where Check says no, Start returns that error
+// and starts nothing at all. Not parallel: it stands in for Check's answer.
+func TestStartWhereNoBoxCanBeMade(t *testing.T) {
+	saved := checked
+	t.Cleanup(func() { checked = saved })
+	checked = func() error { return &UnavailableError{Reason: "the kernel's Landlock is ABI 4 and the box needs 6"} }
+	tr := newTree(t)
+	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "echo ran > ran"}, Dir: tr.ws}
+	err := Start(cmd, Policy{Home: tr.home, Workspace: tr.ws})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "ABI 4") || cmd.Process != nil {
+		t.Fatalf("got %v (started: %v), want ErrUnavailable and nothing started", err, cmd.Process != nil)
+	}
+	if _, err := os.Stat(tr.ws + "/ran"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the program ran: %v", err)
+	}
+}
+
+// TestExplain: the sentences Check gives for a trial that failed.
+func TestExplain(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&LaunchError{Stage: "mounts", Reason: "make the mounts private: operation not permitted"}, "needs a mount namespace of its own"},
+		{&LaunchError{Stage: "landlock", Reason: "restrict this thread: operation not permitted"}, "failed at landlock"},
+		{errors.New("sandbox: start the launcher: fork/exec /proc/self/exe: operation not permitted"), "user namespaces are not allowed"},
+		{errors.New("sandbox: start the launcher: fork/exec /proc/self/exe: no such file or directory"), "could not be started"},
+	}
+	for _, tt := range tests {
+		if got := explain(tt.err); !strings.Contains(got, tt.want) {
+			t.Errorf("explain(%v) = %q, want it to say %q", tt.err, got, tt.want)
+		}
+	}
+}
