@@ -358,12 +358,13 @@ func TestBoxRunsOrdinaryPrograms(t *testing.T) {
 }
 
 // TestBoxStartedProcess: developer.start's processes are boxed the same way, and may open
-// their own log again as /dev/stdout.
+// their own log (kept in the data directory, which they cannot otherwise see) again as
+// /dev/stdout.
 func TestBoxStartedProcess(t *testing.T) {
 	t.Parallel()
 	needBox(t)
 	w := newBoxWorld(t)
-	logPath := filepath.Join(w.outside, "started.log")
+	logPath := filepath.Join(w.home, "developer/logs/agent.web.log") // where the plugin keeps it
 	spec := Spec{Argv: []string{"sh", "-c", "cat " + w.vault + " || echo refused; echo again >> /dev/stdout"},
 		Dir: w.ws, Env: helperEnv(), Box: w.policy()}
 	p, err := Start(spec, logPath)
