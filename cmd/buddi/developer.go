@@ -312,6 +312,7 @@ func (c developerExplainCmd) Run(env *runEnv) error {
 			return &exitError{code: 1, err: err}
 		}
 		protected = root.Protected()
+		in.Root = root // paths resolve as the run tool resolves them: no link on the way
 	}
 	// One argument is the command as typed; several are joined with spaces, as a shell would
 	// have handed them over.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,9 @@ func TestDeveloperExplain(t *testing.T) {
 	t.Parallel()
 	_, _, vars := env(t, "DATABASE_URL=postgres://nobody@127.0.0.1:1/none")
 	ws := t.TempDir()
+	if err := os.Symlink("/etc", filepath.Join(ws, "etc")); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args    []string
 		verdict string
@@ -26,6 +31,8 @@ func TestDeveloperExplain(t *testing.T) {
 		{[]string{"--mode", "ask", "--", "go test ./..."}, "gated", ""},
 		{[]string{"--cwd", "../..", "--", "ls"}, "refused", ""},
 		{[]string{"--", "echo x >>~/.zshenv"}, "gated", ""},
+		// As the run tool does: a path through a link in the workspace is refused.
+		{[]string{"--mode", "run", "--", "head -n 1 etc/shadow"}, "refused", ""},
 	}
 	for _, tt := range tests {
 		args := append([]string{"developer", "explain", "--workspace", ws, "--json"}, tt.args...)
