@@ -78,6 +78,9 @@
 //     readable; nothing in the box can make one (Home is not there to link from).
 //   - Directories that are ancestors of Home can be listed (names, not content); new entries
 //     created in them after the box was made are not readable in it.
+//   - A file system mounted inside the workspace or a cache stays read-only in the box.
+//   - developer.git in a linked worktree or a submodule, whose git directory lies outside the
+//     workspace, cannot write that directory unless the caller lists it in Writable.
 //   - For an account that is not root the box is a user namespace mapping only that account:
 //     files of other accounts show as owned by nobody, and setgroups is refused.
 //   - Other processes are visible (there is no pid namespace): their command lines and

@@ -32,7 +32,7 @@ const ExitLaunchFailed = 125
 // LaunchError is a box that could not be applied to one command, so the command was not run.
 type LaunchError struct {
 	// Stage is the step that failed: "policy", "paths", "mounts", "landlock", "privileges",
-	// "exec" (the program could not be started inside the box), "internal", or "forced" (tests).
+	// "exec" (the program could not be started inside the box) or "internal".
 	Stage string
 	// Reason is what the launcher reported.
 	Reason string
