@@ -88,6 +88,9 @@ func TestLandlockAloneKeepsHome(t *testing.T) {
 		t.Skipf("no directory outside /tmp to test in: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(root); _ = os.Remove("/etc/.landlocktest-planted") })
+	if underPrivate(root) != "" {
+		t.Skipf("%s is under a directory every box replaces (there the ruleset grants all, and the mount does the hiding)", root)
+	}
 	home, ws, outside := root+"/home", root+"/ws", root+"/outside"
 	for _, d := range []string{home, ws, outside} {
 		if err := os.Mkdir(d, 0o700); err != nil {
