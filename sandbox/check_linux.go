@@ -68,8 +68,10 @@ func explain(err error) string {
 		return "a trial box could not make its mounts (" + le.Reason + "): this account needs a mount namespace of its own"
 	case errors.As(err, &le):
 		return "a trial box failed at " + le.Stage + " (" + le.Reason + ")"
+	case (strings.Contains(msg, "operation not permitted") || strings.Contains(msg, "permission denied")) && os.Geteuid() == 0:
+		return "a trial box could not get a mount namespace (" + msg + "): this process may not make one (a container without CAP_SYS_ADMIN, or a process already inside a box)"
 	case strings.Contains(msg, "operation not permitted") || strings.Contains(msg, "permission denied"):
-		return "a trial box could not get a mount namespace (" + msg + "): user namespaces are not allowed to this account here"
+		return "a trial box could not get a mount namespace (" + msg + "): user namespaces are not allowed to this account here, or this process is already inside a box"
 	}
 	return "a trial box could not be started (" + msg + ")"
 }

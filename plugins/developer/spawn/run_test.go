@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"buddi/sandbox"
 )
 
 func TestRun(t *testing.T) {
@@ -37,7 +39,7 @@ func TestRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec.Box = box
+			spec.Box, spec.Unboxed = box, box == nil
 			res, err := Run(context.Background(), spec)
 			if err != nil {
 				t.Fatal(err)
@@ -71,7 +73,8 @@ func TestRunEnvironment(t *testing.T) {
 		"LC_ALL=en_GB.UTF-8", "TERM=xterm-256color", "TMPDIR=/tmp", "SHELL=/bin/zsh"))
 	env := Env(owner)
 	ws := t.TempDir()
-	res, err := Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: ws, Env: env, Box: boxFor(t, ws)})
+	box := boxFor(t, ws)
+	res, err := Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: ws, Env: env, Box: box, Unboxed: box == nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,7 @@ func TestRunEnvironment(t *testing.T) {
 	}
 
 	// Only PATH given: the command gets only PATH, not buddi's environment.
-	res, err = Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: ws, Env: []string{"PATH=" + helperDir}, Box: boxFor(t, ws)})
+	res, err = Run(context.Background(), Spec{Argv: []string{helperName, "env"}, Dir: ws, Env: []string{"PATH=" + helperDir}, Box: box, Unboxed: box == nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +218,7 @@ func TestRunCancel(t *testing.T) {
 func TestRunRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	box := boxFor(t, dir)
+	box := &sandbox.Policy{Home: t.TempDir(), Workspace: dir} // every refusal comes before the box
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	tests := []struct {
