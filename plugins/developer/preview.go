@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"buddi/plugins"
+	"buddi/plugins/developer/shot"
+	"buddi/surfaces/preview/listening"
 )
 
 // PreviewChecker asks buddi's preview server about a process's preview (§12): whether it
@@ -17,10 +19,10 @@ type PreviewChecker interface {
 	Check(ctx context.Context, name string) (ok, absoluteAssets bool, problem string)
 }
 
-// Screenshotter takes a PNG of the whole page at url in a window of width × height.
+// Screenshotter takes a PNG of the whole page, reaching the page's origin and nothing else.
 type Screenshotter interface {
-	// Screenshot loads url and returns the PNG.
-	Screenshot(ctx context.Context, url string, width, height int) ([]byte, error)
+	// Screenshot loads the page and returns the PNG and the requests it kept the page from.
+	Screenshot(ctx context.Context, page shot.Page) (shot.Shot, error)
 }
 
 // ArtifactStore keeps a file the owner sees on the canvas and returns its id.
@@ -122,8 +124,9 @@ func (t *previewTool) Execute(ctx context.Context, call plugins.Call, _ *plugins
 // Spec declares developer.screenshot.
 func (t *screenshotTool) Spec() plugins.Spec {
 	return plugins.Spec{
-		Name:        Name + ".screenshot",
-		Description: "Take a screenshot of a page of one of your running processes (started with a port), at desktop or phone width; the owner sees it.",
+		Name: Name + ".screenshot",
+		Description: "Take a screenshot of a page of one of your running processes (started with a port), at desktop or phone width; the owner sees it. " +
+			"The browser reaches only the process's own address: whatever the page asks of another host or port is refused, and said.",
 		Schema: json.RawMessage(`{
 			"type": "object",
 			"properties": {
@@ -188,23 +191,61 @@ func (t *screenshotTool) Execute(ctx context.Context, call plugins.Call, _ *plug
 	if err != nil {
 		return toolResult(err)
 	}
-	if t.p.deps.Screenshots == nil || t.p.deps.Artifacts == nil {
+	if t.p.deps.Screenshots == nil || t.p.deps.Artifacts == nil || t.p.deps.Previews == nil {
 		return toolResult(refusef("Screenshots are not available in this buddi."))
+	}
+	sock, err := t.p.ownSocket(ctx, pr)
+	if err != nil {
+		return toolResult(err)
 	}
 	width, height, size := 1280, 800, "desktop"
 	if a.Phone {
 		width, height, size = 390, 844, "phone"
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d%s", *pr.Port, path)
-	png, err := t.p.deps.Screenshots.Screenshot(ctx, url, width, height)
+	page := shot.Page{Addr: sock.Addr, Path: path, Width: width, Height: height, Check: func() error {
+		if !sock.Still() {
+			return fmt.Errorf("%s no longer listens on port %d", a.Name, *pr.Port)
+		}
+		return nil
+	}}
+	got, err := t.p.deps.Screenshots.Screenshot(ctx, page)
 	if err != nil {
-		return toolResult(refusef("The screenshot of %s failed: %v", a.Name, err))
+		return toolResult(refusef("The screenshot of %s failed: %v.%s", a.Name, strings.TrimSuffix(err.Error(), "."), refusedNote(got.Refused)))
 	}
+	png := got.PNG
 	id, err := t.p.deps.Artifacts.Save(ctx, call.Agent, call.ConversationID, call.RunID, a.Name+"-"+size+".png", "image/png",
 		fmt.Sprintf("developer.screenshot of %s at %s (%s width)", a.Name, path, size), png)
 	if err != nil {
 		return plugins.Result{}, err
 	}
 	data, _ := json.Marshal(map[string]any{"renderer": "image", "artifact": id, "title": a.Name + " " + path})
-	return plugins.Result{Text: fmt.Sprintf("Took a screenshot of %s at %s (%s width, %d bytes); the owner sees it.", a.Name, path, size, len(png)), Data: data}, nil
+	return plugins.Result{Text: fmt.Sprintf("Took a screenshot of %s at %s (%s width, %d bytes); the owner sees it.%s", a.Name, path, size, len(png), refusedNote(got.Refused)), Data: data}, nil
+}
+
+// ownSocket proves that the process itself listens on the port it declared, as the preview
+// proxy does: the preview server's check (not privileged, not Postgres's nor buddi's own, and
+// the socket among the descriptors of the process or its group), then the socket found here,
+// whose own address the browser is sent to and whose descriptor is checked again on every
+// request the browser makes.
+func (p *plugin) ownSocket(ctx context.Context, pr Process) (listening.Socket, error) {
+	if ok, _, problem := p.deps.Previews.Check(ctx, pr.Name); !ok {
+		return listening.Socket{}, refusef("%s cannot be screenshotted: %s", pr.Name, problem)
+	}
+	sock, ok, err := listening.Find(pr.Pid, *pr.Port)
+	if err != nil {
+		return listening.Socket{}, fmt.Errorf("developer: find the socket of %s: %w", pr.Name, err)
+	}
+	if !ok {
+		return listening.Socket{}, refusef("%s is not listening on port %d (at 127.0.0.1, [::1] or every address), so it cannot be screenshotted: start it with the port it listens on.", pr.Name, *pr.Port)
+	}
+	return sock, nil
+}
+
+// refusedNote says which requests the page made outside its own origin, which the screenshot
+// refused.
+func refusedNote(refused []string) string {
+	if len(refused) == 0 {
+		return ""
+	}
+	return " The page asked for addresses outside its own origin, which a screenshot does not reach: " + strings.Join(refused, ", ") + "."
 }

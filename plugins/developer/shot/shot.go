@@ -1,14 +1,30 @@
 // Package shot takes screenshots of a page in headless Chromium through chromedp, for
 // developer.screenshot. Each screenshot starts its own browser with a throwaway profile and
 // ends it: nothing of one page reaches the next.
+//
+// The browser reaches one origin and nothing else: every connection it opens, for the page,
+// a redirect, a frame, an image, a script, a worker or a websocket, goes through a proxy of
+// this package's own (Chromium's --proxy-server, with loopback not exempted), which lets
+// through only requests for the page's origin and asks, for each of them, that the process
+// still holds its socket (Page.Dial). A redirect or a navigation to another port of loopback
+// (buddi's dashboard, another process's server) gets a refusal from the proxy, never the
+// other server's answer. A proxy sees every connection whatever made it, which the DevTools
+// Fetch domain, bound to one page's requests, does not (service workers, websockets).
 package shot
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -27,43 +43,295 @@ func Find() (string, error) {
 	return "", ErrNoBrowser
 }
 
+// Page is what a screenshot loads: a path on one origin, http://Addr, and the check that
+// lets the browser reach it.
+type Page struct {
+	// Addr is the origin's host and port, the verified socket's own loopback address
+	// ("127.0.0.1:5173", "[::1]:5173"): the only one the browser reaches.
+	Addr string
+	// Path is the page's path and query, starting with "/".
+	Path string
+	// Width and Height are the window's, in CSS pixels.
+	Width, Height int
+	// Check is asked before every request the browser makes of the origin, and before every
+	// connection to it: nil while the process still holds the socket at Addr.
+	Check func() error
+}
+
+// Shot is a screenshot and what the page was kept from.
+type Shot struct {
+	PNG     []byte   // the whole page
+	Refused []string // requests the page made outside its origin, refused (the first few)
+}
+
+// maxRefused is how many refused requests a Shot lists.
+const maxRefused = 5
+
 // Chromium takes screenshots with the browser at Path (Find's when empty).
 type Chromium struct {
 	Path string // the browser's executable; empty: Find's
 }
 
-// Screenshot loads url in a window width × height wide and returns a PNG of the whole page.
-func (c Chromium) Screenshot(ctx context.Context, url string, width, height int) ([]byte, error) {
+// Screenshot loads the page in a window Width × Height and returns a PNG of the whole page.
+// It fails, capturing nothing, when the page ends up anywhere but its own origin.
+func (c Chromium) Screenshot(ctx context.Context, p Page) (Shot, error) {
+	if p.Check == nil || p.Addr == "" || !strings.HasPrefix(p.Path, "/") {
+		return Shot{}, errors.New("a screenshot needs the page's address, its path and the check of its socket")
+	}
 	path := c.Path
 	if path == "" {
 		var err error
 		if path, err = Find(); err != nil {
-			return nil, err
+			return Shot{}, err
 		}
 	}
+	if err := p.Check(); err != nil {
+		return Shot{}, err
+	}
+	gate, err := startGate(p)
+	if err != nil {
+		return Shot{}, err
+	}
+	defer gate.close()
 	profile, err := os.MkdirTemp("", "buddi-shot-*")
 	if err != nil {
-		return nil, err
+		return Shot{}, err
 	}
 	defer os.RemoveAll(profile)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(profile), chromedp.WindowSize(width, height))
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(profile), chromedp.WindowSize(p.Width, p.Height),
+		chromedp.ProxyServer("http://"+gate.addr()),
+		// Loopback goes through the proxy too (Chromium exempts it by default), and so does
+		// every other host; WebRTC sends nothing the proxy does not carry.
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("force-webrtc-ip-handling-policy", true),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("disable-quic", true),
+		// Nothing of the browser's own to fetch, which the proxy would only refuse.
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("no-pings", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
 	defer cancelAlloc()
 	bctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(width), int64(height)), chromedp.Navigate(url)); err != nil {
-		return nil, fmt.Errorf("load %s: %w", url, err)
+	origin := "http://" + p.Addr
+	url := origin + p.Path
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(p.Width), int64(p.Height)), chromedp.Navigate(url)); err != nil {
+		return Shot{Refused: gate.refusals()}, fmt.Errorf("load %s: %w", url, err)
 	}
 	// Let the page's scripts draw.
 	settle, cancelSettle := context.WithTimeout(bctx, 2*time.Second)
 	_, _ = chromedp.Run(settle, chromedp.Poll[bool](`document.readyState === 'complete'`))
 	cancelSettle()
+	if err := onOrigin(bctx, origin); err != nil {
+		return Shot{Refused: gate.refusals()}, err
+	}
 	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		return nil, fmt.Errorf("screenshot %s: %w", url, err)
+		return Shot{Refused: gate.refusals()}, fmt.Errorf("screenshot %s: %w", url, err)
 	}
-	return png, nil
+	// A navigation that began as the picture was taken shows no other server's page (the
+	// proxy refused it), but the picture is not of the page asked for.
+	if err := onOrigin(bctx, origin); err != nil {
+		return Shot{Refused: gate.refusals()}, err
+	}
+	return Shot{PNG: png, Refused: gate.refusals()}, nil
+}
+
+// onOrigin checks that the browser's page is still on origin.
+func onOrigin(ctx context.Context, origin string) error {
+	at, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		return fmt.Errorf("read the page's address: %w", err)
+	}
+	if at != origin && !strings.HasPrefix(at, origin+"/") {
+		return fmt.Errorf("the page went to %s, off its own origin %s, which the screenshot does not reach: nothing was captured", clip(at), origin)
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// gate is the proxy the browser goes through: requests for the page's origin reach the
+// process's socket, after Page.Check; everything else is refused and noted.
+type gate struct {
+	page Page
+	l    net.Listener
+	srv  *http.Server
+	base context.CancelFunc // ends the requests in flight
+
+	mu      sync.Mutex
+	refused []string
+	tunnels map[net.Conn]bool // CONNECT tunnels open (both ends), closed with the gate
+	closed  bool
+	wg      sync.WaitGroup // the tunnels' copies
+}
+
+func startGate(p Page) (*gate, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("open the screenshot's proxy: %w", err)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	g := &gate{page: p, l: l, base: cancel, tunnels: map[net.Conn]bool{}}
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		if err := p.Check(); err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", p.Addr)
+	}
+	forward := &httputil.ReverseProxy{
+		Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true, ResponseHeaderTimeout: time.Minute},
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", p.Addr
+			pr.Out.Host = p.Addr
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, "the process did not answer: "+err.Error(), http.StatusBadGateway)
+		},
+	}
+	g.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base },
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodConnect {
+				g.tunnel(w, r)
+				return
+			}
+			if r.URL.Scheme != "http" || r.URL.Host != p.Addr {
+				g.refuse(w, r, r.URL.String())
+				return
+			}
+			if r.Header.Get("Upgrade") != "" { // websockets come as CONNECT tunnels
+				g.refuse(w, r, r.URL.String())
+				return
+			}
+			if err := p.Check(); err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			forward.ServeHTTP(w, r)
+		})}
+	go func() { _ = g.srv.Serve(l) }()
+	return g, nil
+}
+
+func (g *gate) addr() string { return g.l.Addr().String() }
+
+// refuse answers a request for another origin with a page that says so, and notes it when
+// the page made it: one for loopback (another port, another server of this machine), or one
+// that names the page as its referrer. The browser's own requests (its updates, its
+// accounts) are refused without a note.
+func (g *gate) refuse(w http.ResponseWriter, r *http.Request, what string) {
+	host := r.Host
+	if r.Method != http.MethodConnect {
+		host = r.URL.Host
+	}
+	if loopback(host) || strings.HasPrefix(r.Referer(), "http://"+g.page.Addr+"/") {
+		g.mu.Lock()
+		if len(g.refused) < maxRefused && !slices.Contains(g.refused, clip(what)) {
+			g.refused = append(g.refused, clip(what))
+		}
+		g.mu.Unlock()
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = io.WriteString(w, "buddi refused this request: a screenshot reaches only http://"+g.page.Addr+"\n")
+}
+
+// tunnel opens a CONNECT tunnel (a websocket, or HTTPS) to the page's origin only.
+func (g *gate) tunnel(w http.ResponseWriter, r *http.Request) {
+	if r.Host != g.page.Addr {
+		g.refuse(w, r, "a connection to "+r.Host)
+		return
+	}
+	if err := g.page.Check(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	var d net.Dialer
+	back, err := d.DialContext(r.Context(), "tcp", g.page.Addr)
+	if err != nil {
+		http.Error(w, "the process did not answer: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		back.Close()
+		http.Error(w, "no tunnel", http.StatusInternalServerError)
+		return
+	}
+	front, buf, err := hj.Hijack()
+	if err != nil {
+		back.Close()
+		return
+	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		front.Close()
+		back.Close()
+		return
+	}
+	g.tunnels[front], g.tunnels[back] = true, true
+	g.wg.Add(2)
+	g.mu.Unlock()
+	_, _ = front.Write([]byte("HTTP/1.1 200 Connection Established\r\n\r\n"))
+	end := func() {
+		front.Close()
+		back.Close()
+		g.mu.Lock()
+		delete(g.tunnels, front)
+		delete(g.tunnels, back)
+		g.mu.Unlock()
+	}
+	go func() {
+		defer g.wg.Done()
+		_, _ = io.Copy(back, buf) // what the browser sent, buffered or not
+		end()
+	}()
+	go func() {
+		defer g.wg.Done()
+		_, _ = io.Copy(front, back)
+		end()
+	}()
+}
+
+// loopback reports whether host (with or without a port) names this machine's loopback.
+func loopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback() || ip.IsUnspecified()
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
+
+func (g *gate) refusals() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.refused...)
+}
+
+// close stops the proxy: its listener, the requests in flight and the tunnels.
+func (g *gate) close() {
+	g.base()
+	_ = g.srv.Close()
+	g.mu.Lock()
+	g.closed = true
+	for c := range g.tunnels {
+		c.Close()
+	}
+	g.mu.Unlock()
+	g.wg.Wait()
 }
