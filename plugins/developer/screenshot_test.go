@@ -173,3 +173,82 @@ func TestScreenshotReachesOnlyTheProcessesOwnSocket(t *testing.T) {
 		t.Fatalf("the screenshot's browser reached the dashboard's port %d times", n)
 	}
 }
+
+// v6onlyServer serves a page on [::]:PORT with IPV6_V6ONLY set: it does not cover 127.0.0.1.
+const v6onlyServer = `import http.server, socket, sys
+class Server(http.server.HTTPServer):
+    address_family = socket.AF_INET6
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        super().server_bind()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"<!doctype html><h1>hello from [::]</h1>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+Server(("::", int(sys.argv[1])), Handler).serve_forever()
+`
+
+// A process on [::]:PORT, IPv6-only, does not own 127.0.0.1:PORT, which another server holds
+// here: the screenshot goes to the process's own socket, at [::1], and never to the other.
+func TestScreenshotOfAnIPv6OnlySocket(t *testing.T) {
+	if _, err := shot.Find(); err != nil {
+		t.Fatal(err)
+	}
+	host := &localHost{}
+	store := &fakeArtifacts{}
+	b := setup(t, withHost(host), func(d *Deps) {
+		devStore := NewStore(d.Pool, nil)
+		srv := preview.New(preview.Deps{Pool: d.Pool, Seal: sealtest.Key(t),
+			Resolve: func(ctx context.Context, plugin, name string) (preview.Target, error) {
+				p, err := devStore.RunningProcess(ctx, name)
+				if err != nil || p.Port == nil {
+					return preview.Target{}, preview.ErrUnknown
+				}
+				return preview.Target{Port: *p.Port, Pid: p.Pid}, nil
+			}})
+		d.Previews, d.Screenshots, d.Artifacts = serverPreviews{srv}, shot.Chromium{}, store
+	})
+	t.Cleanup(func() { _ = host.StopAll(context.Background(), agent) })
+	b.setMode(t, runlist.ModeRun)
+	writeFile(t, b.ws+"/v6.py", v6onlyServer)
+	port := freePort(t)
+	c := call("start", args(t, map[string]any{"name": "v6", "command": fmt.Sprintf("python3 v6.py %d", port), "port": port}))
+	b.mustRun(t, c, b.mustDescribe(t, c))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := net.Dial("tcp6", net.JoinHostPort("::1", strconv.Itoa(port)))
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the process did not listen on [::1]")
+		}
+		time.Sleep(50 * time.Millisecond) // polling a port with a deadline
+	}
+	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatalf("127.0.0.1:%d beside the process's IPv6-only socket: %v", port, err)
+	}
+	var hits atomic.Int64
+	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, `{"approvals": "the owner's"}`)
+	})}
+	go func() { _ = other.Serve(l) }()
+	t.Cleanup(func() { _ = other.Close() })
+
+	out := b.run(t, call("screenshot", `{"name":"v6"}`), nil)
+	if out.Result.IsError || len(store.kept) != 1 || !bytes.HasPrefix(store.kept[0].data, []byte("\x89PNG")) {
+		t.Fatalf("the screenshot: %+v, kept %d", out.Result, len(store.kept))
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the server on 127.0.0.1:%d was asked %d times", port, n)
+	}
+}
