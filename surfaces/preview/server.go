@@ -294,7 +294,7 @@ func (s *Server) target(ctx context.Context, plugin, name string) (listening.Soc
 }
 
 func (s *Server) allowed(t Target) (listening.Socket, error) {
-	if err := Refused(t.Port, s.deps.Refused); err != nil {
+	if err := refused(t.Port, s.deps.Refused); err != nil {
 		return listening.Socket{}, err
 	}
 	s.mu.Lock()
@@ -316,9 +316,9 @@ func (s *Server) allowed(t Target) (listening.Socket, error) {
 	return l, nil
 }
 
-// Refused returns why port is never previewed nor screenshotted, or nil: privileged or invalid
+// refused returns why port is never previewed nor screenshotted, or nil: privileged or invalid
 // ports, Postgres's, and the others given (buddi's own listeners).
-func Refused(port int, others []int) error {
+func refused(port int, others []int) error {
 	if port < 1024 || port > 65535 {
 		return fmt.Errorf("port %d is privileged or invalid and is never previewed", port)
 	}
