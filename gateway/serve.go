@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err := scrub.Reload(); err != nil {
 		log.Warn("the vault is locked: secrets cannot be used until it opens", "err", err)
 	}
-	// A secret set from the command line lands in the vault file: pick it up.
+	// scrub sees a change of the vault at its next use; this catches keychain entries edited outside buddi.
 	stopRefresh := refreshEvery(30*time.Second, func() { _ = scrub.Reload() })
 	defer stopRefresh()
 	lock, err := datadir.TryLock(cfg.Home)
@@ -175,8 +175,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	exec.Scrub = scrub
 	exec.Seal = sealKey
 	// The runtime: conversations, the run loop, and the live hub the surfaces watch.
-	hub := live.NewHub()
+	hub := &live.Hub{Scrub: scrub}
 	convs := conversation.NewStore(src.Pool)
+	convs.Scrub = scrub
 	hosts := &conversationHost{}
 	catalog := catalogLoader(cfg.Home, reg)
 	if _, err := catalog(); err != nil {
@@ -309,7 +310,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	procs.h.Store(supervisor.NewProcessHost(sys, tree))
 	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
 	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
-		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool}, Conversations: convs,
+		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool, Scrub: scrub}, Conversations: convs,
 			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
 			Decide: telegramDecide(src.Pool, insert, reg, sealKey), Log: log,
 			Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"buddi/core/redact"
 )
 
 // OfferTTL is how long an offer can be taken.
@@ -26,12 +28,13 @@ var ErrOfferGone = errors.New("that offer was already taken, or has expired")
 func AddOffers(ctx context.Context, q Querier, conversationID, agent, runID string, labels, prompts []string) ([]Offer, error) {
 	var out []Offer
 	for i := range labels {
+		label, prompt := redact.Storable(labels[i]), redact.Storable(prompts[i]) // text columns refuse a NUL
 		var id int64
 		if err := q.QueryRow(ctx, `INSERT INTO core.offers (conversation_id, agent, run_id, label, prompt, expires_at)
-			VALUES ($1, $2, $3, $4, $5, now() + $6::interval) RETURNING id`, conversationID, agent, runID, labels[i], prompts[i], OfferTTL.String()).Scan(&id); err != nil {
+			VALUES ($1, $2, $3, $4, $5, now() + $6::interval) RETURNING id`, conversationID, agent, runID, label, prompt, OfferTTL.String()).Scan(&id); err != nil {
 			return nil, fmt.Errorf("record an offer: %w", err)
 		}
-		out = append(out, Offer{ID: id, Label: labels[i]})
+		out = append(out, Offer{ID: id, Label: label})
 	}
 	return out, nil
 }

@@ -77,6 +77,7 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 	if strings.TrimSpace(m.Text) == "" {
 		return Sent{}, ErrEmptyMessage
 	}
+	m.Text = s.owner(m.Text) // scrubbed before anything is written, as the model gets it
 	if m.Now.IsZero() {
 		m.Now = time.Now()
 	}
@@ -280,6 +281,7 @@ func (s *Store) StartDetached(ctx context.Context, agent, text string, start Sta
 	if strings.TrimSpace(text) == "" {
 		return Sent{}, ErrEmptyMessage
 	}
+	text = s.owner(text)
 	var out Sent
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		conv, err := create(ctx, tx, agent, SurfaceMission)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/redact"
 	"buddi/internal/text"
 )
 
@@ -59,10 +60,26 @@ var (
 )
 
 // Store reads and writes conversations.
-type Store struct{ pool *pgxpool.Pool }
+type Store struct {
+	pool *pgxpool.Pool
+	// Scrub, when set, takes stored secrets out of what the owner writes before it is
+	// written (messages, input that waits for a run, taken offers, a mission's prompt), as
+	// the model gets it; and out of the transcript as it is read, so a secret stored after a
+	// message was written is not served either.
+	Scrub redact.Scrubber
+}
 
 // NewStore returns a store over pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// owner returns what the owner wrote as it may be stored: scrubbed, and with nothing
+// PostgreSQL refuses (a NUL becomes U+FFFD).
+func (s *Store) owner(text string) string {
+	if s.Scrub != nil {
+		text = s.Scrub.String(text)
+	}
+	return redact.Storable(text)
+}
 
 const selectConversation = `SELECT id::text, agent, surface, created_at, last_activity_at, chars,
 	COALESCE(active_run::text, ''), ended_at, ended_reason FROM core.conversations`
@@ -112,9 +129,17 @@ func (s *Store) List(ctx context.Context, agent string, limit int) ([]Conversati
 	return out, nil
 }
 
-// Transcript returns the conversation's entries in order.
+// Transcript returns the conversation's entries in order, scrubbed.
 func (s *Store) Transcript(ctx context.Context, id string) ([]Entry, error) {
-	return Transcript(ctx, s.pool, id)
+	es, err := Transcript(ctx, s.pool, id)
+	if err != nil || s.Scrub == nil {
+		return es, err
+	}
+	r := s.Scrub.Current()
+	for i := range es {
+		es[i].Body = r.JSON(es[i].Body)
+	}
+	return es, nil
 }
 
 // Transcript returns the conversation's entries in order, read through q.
@@ -137,12 +162,14 @@ func Transcript(ctx context.Context, q eventlog.Querier, id string) ([]Entry, er
 
 // Append adds an entry to the transcript through q (a transaction, usually) and counts its
 // characters toward the conversation's size. A tool answer for a call already answered is
-// refused by the database (one answer per call).
+// refused by the database (one answer per call). A NUL in the body (a tool's binary output,
+// a model's text) is stored as U+FFFD: jsonb refuses it.
 func Append(ctx context.Context, q Querier, conversationID, runID string, kind Kind, body any) (int64, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return 0, fmt.Errorf("append to %s: %w", conversationID, err)
 	}
+	b = redact.StorableJSON(b)
 	var id int64
 	err = q.QueryRow(ctx, `INSERT INTO core.messages (conversation_id, run_id, kind, body) VALUES ($1, NULLIF($2, '')::uuid, $3, $4) RETURNING id`,
 		conversationID, runID, kind, b).Scan(&id)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"buddi/core/redact"
 )
 
 // Querier is what Append and List need: a pgx.Tx, *pgx.Conn or *pgxpool.Pool.
@@ -38,6 +40,7 @@ func Append(ctx context.Context, q Querier, kind, conversationID string, payload
 		if raw, err = json.Marshal(payload); err != nil {
 			return Event{}, fmt.Errorf("append event %s: marshal payload: %w", kind, err)
 		}
+		raw = redact.StorableJSON(raw) // jsonb refuses \u0000: a NUL is kept as U+FFFD
 	}
 	ev := Event{Kind: kind, ConversationID: conversationID}
 	var conv *string

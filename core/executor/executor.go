@@ -62,9 +62,16 @@ type scrubbed struct {
 func (s scrubbed) Error() string { return s.text }
 func (s scrubbed) Unwrap() error { return s.cause }
 
-// run performs call through the registry and scrubs the outcome.
+// run performs call through the registry and scrubs the outcome. A NUL in it (binary
+// output) becomes U+FFFD, so that the result, the transcript, the ledger and the events can
+// store it.
 func (e *Executor) run(ctx context.Context, call plugins.Call, approved *plugins.Envelope) registry.Outcome {
 	out := e.reg.Run(ctx, call, approved)
+	out.Result.Text = redact.Storable(out.Result.Text)
+	out.Result.Data = redact.StorableJSON(out.Result.Data)
+	if out.Err != nil && redact.Storable(out.Err.Error()) != out.Err.Error() {
+		out.Err = scrubbed{text: redact.Storable(out.Err.Error()), cause: out.Err}
+	}
 	if e.Scrub == nil {
 		return out
 	}

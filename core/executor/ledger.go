@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/action"
+	"buddi/core/redact"
 	"buddi/plugins"
 )
 
@@ -53,7 +54,7 @@ func recordDirectAttempt(ctx context.Context, pool *pgxpool.Pool, call plugins.C
 func finishAttempt(ctx context.Context, tx pgx.Tx, id int64, state action.State, errText string) error {
 	_, err := tx.Exec(ctx, `
 		UPDATE core.effect_attempts SET state = $2, error = $3, finished_at = now()
-		WHERE id = $1 AND state IN ('dispatched', 'unknown')`, id, string(state), errText)
+		WHERE id = $1 AND state IN ('dispatched', 'unknown')`, id, string(state), redact.Storable(errText))
 	if err != nil {
 		return fmt.Errorf("ledger: finish attempt %d: %w", id, err)
 	}

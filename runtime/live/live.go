@@ -6,12 +6,19 @@
 // Each conversation keeps its latest events in a bounded buffer with increasing sequence
 // numbers, so a surface that subscribes just after sending (when the run may already have
 // started) asks for the events from its run onward and gets them all.
+//
+// Nothing reaches the hub's buffer or a subscriber unscrubbed: a model's streamed text comes
+// from the run's streaming redactor (redact.Stream, which holds back a secret split across
+// deltas), and the hub's Scrub takes every stored secret out of everything else (what the
+// owner wrote, a tool's answer, a card, a failure).
 package live
 
 import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"buddi/core/redact"
 )
 
 // Event is one live event of a conversation.
@@ -21,8 +28,11 @@ type Event struct {
 	RunID          string `json:"run_id,omitempty"` // the run it belongs to
 	// Type: run.started, text, tool.call, tool.result, approval, question, owner.joined,
 	// run.suspended, run.resumed, run.finished, run.failed, conversation.ended.
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`      // streamed text, a tool's answer, a card's summary, a failure's sentence
+	Type string `json:"type"`
+	// Text is streamed text (a "text" event: the output of the run's redact.Stream, passed
+	// on as it is), a tool's answer, a card's summary, what the owner added, a failure's
+	// sentence.
+	Text     string `json:"text,omitempty"`
 	Tool     string `json:"tool,omitempty"`      // the tool of a call, answer or card
 	CallID   string `json:"call_id,omitempty"`   // the model's id of the call
 	ActionID string `json:"action_id,omitempty"` // the action of a card or a suspension
@@ -40,8 +50,13 @@ type Event struct {
 // BufferSize is how many events a conversation keeps for late subscribers.
 const BufferSize = 4096
 
-// Hub fans events out to subscribers. The zero value is not usable: use [NewHub].
+// Hub fans events out to subscribers. The zero value is an empty hub that scrubs nothing.
 type Hub struct {
+	// Scrub, when set, takes stored secrets out of every event but streamed text (which a
+	// run redacts as a stream) before it is buffered or handed out: its text, arguments,
+	// preview and data.
+	Scrub redact.Scrubber
+
 	mu    sync.Mutex
 	seq   int64
 	convs map[string]*stream
@@ -70,6 +85,7 @@ func (h *Hub) Publish(ev Event) {
 	if h == nil {
 		return
 	}
+	h.scrub(&ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seq++
@@ -93,7 +109,30 @@ func (h *Hub) Publish(ev Event) {
 	h.sweepLocked()
 }
 
+// scrub takes stored secrets out of ev, outside the hub's lock.
+func (h *Hub) scrub(ev *Event) {
+	if h.Scrub == nil || ev.Type == "text" {
+		return
+	}
+	r := h.Scrub.Current()
+	ev.Text = r.String(ev.Text)
+	ev.Preview = r.String(ev.Preview)
+	if ev.Args != "" {
+		if json.Valid([]byte(ev.Args)) {
+			ev.Args = string(r.JSON([]byte(ev.Args)))
+		} else {
+			ev.Args = r.String(ev.Args)
+		}
+	}
+	if len(ev.Data) > 0 {
+		ev.Data = r.JSON(ev.Data)
+	}
+}
+
 func (h *Hub) streamLocked(conv string) *stream {
+	if h.convs == nil {
+		h.convs = map[string]*stream{}
+	}
 	s, ok := h.convs[conv]
 	if !ok {
 		s = &stream{subs: map[*Subscription]struct{}{}}

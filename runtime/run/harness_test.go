@@ -23,6 +23,7 @@ import (
 	"buddi/core/executor"
 	"buddi/core/redact"
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/core/vault"
 	"buddi/db"
 	"buddi/internal/pgtest"
@@ -74,6 +75,7 @@ type harness struct {
 	auto     *effectTool // test.count: auto
 	peek     *effectTool // test.peek: auto, leaks the planted secret
 	hidden   *effectTool // test.hidden: auto, in the registry but not in the agent's grant
+	binary   *effectTool // test.binary: auto, answers with a NUL byte in its text
 	tools    *registry.Registry
 	insert   executor.Inserter
 	logs     *syncBuffer
@@ -121,13 +123,15 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	h.peek = &effectTool{spec: plugins.Spec{Name: "test.peek", Description: "Read a config file.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectRead}, Tier: plugins.TierAuto},
 		text: "db_password=" + planted + "\nport=5432"}
 	h.hidden = &effectTool{spec: plugins.Spec{Name: "test.hidden", Description: "Not yours.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto}}
-	h.tools, err = registry.New(run.Manifest(pool), plugins.Manifest{Name: "test", Version: "1", Tools: []plugins.Tool{h.gated, h.auto, h.peek, h.hidden}})
+	h.binary = &effectTool{spec: plugins.Spec{Name: "test.binary", Description: "Read a binary file.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectRead}, Tier: plugins.TierAuto},
+		text: "ELF\x00\x01 header, then " + planted + "\x00 in the data"}
+	h.tools, err = registry.New(run.Manifest(pool), plugins.Manifest{Name: "test", Version: "1", Tools: []plugins.Tool{h.gated, h.auto, h.peek, h.hidden, h.binary}})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	dir := t.TempDir()
-	agentFile := "---\nid: tester\nhandle: \"@tester\"\nname: Tester\ndefault: true\ntools: [conversation.ask, test.note, test.count, test.peek]\n---\nYou test things.\n"
+	agentFile := "---\nid: tester\nhandle: \"@tester\"\nname: Tester\ndefault: true\ntools: [conversation.ask, test.note, test.count, test.peek, test.binary]\n---\nYou test things.\n"
 	if err := os.WriteFile(filepath.Join(dir, "tester.md"), []byte(agentFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +142,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	if err := scrub.Reload(); err != nil {
 		t.Fatal(err)
 	}
+	h.convs.Scrub, h.hub.Scrub = scrub, scrub // as buddi serve wires them
 	log := slog.New(redact.NewHandler(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}), scrub))
 
 	h.accounts = account.NewStore(pool)
@@ -158,6 +163,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	}
 	exec := executor.New(pool, h.tools, h.insert, log)
 	exec.Scrub = scrub
+	exec.Seal = testKey
 
 	sys := actors.NewSystem(log, nil)
 	tree, err := supervisor.Build(sys, supervisor.Parts{})
@@ -283,3 +289,6 @@ func (h *harness) transcript(conv string) []conversation.Entry {
 }
 
 func wire(name string) string { return provider.WireToolName(name) }
+
+// testKey is the installation's seal key of these tests.
+var testKey, _ = seal.New(bytes.Repeat([]byte{4}, 32))

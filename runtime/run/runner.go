@@ -103,6 +103,14 @@ func (r *Runner) publish(ev live.Event) {
 	}
 }
 
+// textStream returns a streaming redactor for a model step's text.
+func (r *Runner) textStream() *redact.Stream {
+	if r.Scrub == nil {
+		return redact.NewStream(nil)
+	}
+	return r.Scrub.Stream()
+}
+
 // scrub takes every stored secret out of s.
 func (r *Runner) scrub(s string) string {
 	if r.Scrub == nil {
@@ -359,12 +367,20 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		}
 	}
 	r.scrubRequest(&req)
+	// One streaming redactor for the step's text: a secret split over deltas never reaches
+	// the live hub (and so neither the dashboard, the terminal nor Telegram).
+	text := r.textStream()
+	showText := func(t string) {
+		if t != "" {
+			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "text", Text: t})
+		}
+	}
 	res, err := p.Stream(ctx, req, func(ev provider.Event) {
-		switch ev.Type {
-		case provider.EventTextDelta:
-			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "text", Text: r.scrub(ev.Text)})
+		if ev.Type == provider.EventTextDelta {
+			showText(text.Write(ev.Text))
 		}
 	})
+	showText(text.Flush()) // the end of the stream, or where it was cut short
 	if err != nil {
 		if rerr := r.Conversations.Release(context.WithoutCancel(ctx), m.ConversationID); rerr != nil {
 			err = errors.Join(err, rerr)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/redact"
 )
 
 // Surface is this surface's name in core's tables.
@@ -27,6 +28,9 @@ const PairingTTL = 10 * time.Minute
 // Store keeps the surface's state in core's tables.
 type Store struct {
 	Pool *pgxpool.Pool // the application's database
+	// Scrub, when set, takes stored secrets out of each update before it is stored (the
+	// owner may paste a key into the chat); nil stores them as they came.
+	Scrub redact.Scrubber
 }
 
 func hashCode(code string) string {
@@ -146,6 +150,10 @@ func (s *Store) persist(ctx context.Context, us []Update) error {
 		next := int64(0)
 		for _, u := range us {
 			b, _ := json.Marshal(u)
+			if s.Scrub != nil {
+				b = s.Scrub.JSON(b)
+			}
+			b = redact.StorableJSON(b) // a NUL in a message would fail the whole batch
 			if _, err := tx.Exec(ctx, `INSERT INTO core.surface_updates (surface, update_id, payload) VALUES ($1, $2, $3)
 				ON CONFLICT (surface, update_id) DO NOTHING`, Surface, u.UpdateID, b); err != nil {
 				return err
