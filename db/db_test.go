@@ -80,3 +80,19 @@ func TestOpenSilentServer(t *testing.T) {
 		t.Errorf("message %q does not say the server did not answer", err)
 	}
 }
+
+// The embedded cluster's connection strings carry the password: Describe names the socket,
+// database and user, and never the password.
+func TestDescribeHidesPassword(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{
+		"host=/home/ann/.buddi/pg/run port=5432 user=buddi_app password='s3cretS3cretS3cret' dbname=buddi sslmode=disable",
+		"postgres://buddi_app:s3cretS3cretS3cret@db.example:5433/buddi",
+		"host=/x user=buddi_app password=s3cretS3cretS3cret dbname=buddi port=notaport",
+	} {
+		got := Describe(dsn)
+		if strings.Contains(got, "s3cret") || !strings.Contains(got, "buddi_app") {
+			t.Errorf("Describe(%q) = %q: want the user and no password", dsn, got)
+		}
+	}
+}

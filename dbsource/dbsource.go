@@ -2,6 +2,11 @@
 // embedded cluster in the data directory. A command other than serve that finds the cluster
 // stopped starts it for its own use and stops it again; one that finds buddi serving uses the
 // running server.
+//
+// On the embedded cluster two roles connect: the owner (pgcluster.Owner), only to create the
+// database and to migrate (Source.Migrate), and the application role (pgcluster.App) for
+// everything else: Source.DSN and Source.Pool are the application role's. With DATABASE_URL
+// both are the URL's role: what it may do is up to whoever runs that server.
 package dbsource
 
 import (
@@ -17,6 +22,7 @@ import (
 	"buddi/config"
 	"buddi/datadir"
 	"buddi/db"
+	"buddi/migrations"
 	"buddi/pgcluster"
 )
 
@@ -45,14 +51,20 @@ type Source struct {
 	Kind string `json:"kind"`
 	// Target names the server for a person, password masked.
 	Target string `json:"target"`
-	// DSN connects to it (it may hold a password: never print it).
+	// DSN connects as the application role: on the embedded cluster pgcluster.App, with
+	// DATABASE_URL the URL's role. It may hold a password: never print it.
 	DSN string `json:"-"`
-	// Pool is the application's pool.
+	// Pool is the application's pool, on DSN.
 	Pool *pgxpool.Pool `json:"-"`
 	// Cluster is the embedded cluster when this process runs it, else nil.
 	Cluster *pgcluster.Cluster `json:"-"`
 
-	lock *datadir.Lock
+	// ownerDSN gives the owner's connection string, read only when migrating.
+	ownerDSN func() (string, error)
+	// appRole is the role Migrate grants the application's privileges to; "" with
+	// DATABASE_URL, where the URL's role owns what it migrates.
+	appRole string
+	lock    *datadir.Lock
 }
 
 // Options say how to open.
@@ -79,14 +91,18 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Source, error)
 		if err != nil {
 			return nil, err
 		}
-		return &Source{Kind: "url", Target: db.Describe(cfg.DatabaseURL), DSN: cfg.DatabaseURL, Pool: pool}, nil
+		url := cfg.DatabaseURL
+		return &Source{Kind: "url", Target: db.Describe(url), DSN: url, Pool: pool,
+			ownerDSN: func() (string, error) { return url, nil }}, nil
 	}
 	bin, err := pgcluster.FindBinaries(cfg.PGBinDir)
 	if err != nil {
 		return nil, err
 	}
 	cluster := pgcluster.New(pgcluster.Options{Dir: cfg.ClusterDir(), BinDir: bin, Log: opts.Log, Fast: opts.Fast})
-	src := &Source{Kind: "embedded"}
+	probe := pgcluster.New(pgcluster.Options{Dir: cfg.ClusterDir()})
+	src := &Source{Kind: "embedded", appRole: pgcluster.App,
+		ownerDSN: func() (string, error) { return probe.OwnerDSN(DatabaseName) }}
 	if !cluster.Initialized() && !opts.CreateIfMissing {
 		return nil, &NotInitialisedError{Home: cfg.Home}
 	}
@@ -111,13 +127,21 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Source, error)
 			return nil, fmt.Errorf("start the embedded database: %w", err)
 		}
 		src.Cluster = cluster
+		// The database is made by the process that runs the cluster (serve, or a command
+		// while serve is down), as the owner.
+		adminDSN, err := probe.OwnerDSN("postgres")
+		if err == nil {
+			err = ensureDatabase(ctx, adminDSN)
+		}
+		if err != nil {
+			src.Close(ctx)
+			return nil, err
+		}
 	}
-	probe := pgcluster.New(pgcluster.Options{Dir: cfg.ClusterDir()})
-	if err := ensureDatabase(ctx, probe.DSN("postgres")); err != nil {
+	if src.DSN, err = probe.AppDSN(DatabaseName); err != nil {
 		src.Close(ctx)
 		return nil, err
 	}
-	src.DSN = probe.DSN(DatabaseName)
 	src.Target = db.Describe(src.DSN)
 	pool, err := db.Open(ctx, src.DSN, db.Options{})
 	if err != nil {
@@ -145,6 +169,43 @@ func ensureDatabase(ctx context.Context, adminDSN string) error {
 		return fmt.Errorf("create database %s: %w", DatabaseName, err)
 	}
 	return nil
+}
+
+// OwnerDSN is the connection string of the role that owns buddi's schemas and migrates
+// them: the embedded cluster's pgcluster.Owner (its password read from its file now), or
+// DATABASE_URL. It holds a password: never print it.
+func (s *Source) OwnerDSN() (string, error) { return s.ownerDSN() }
+
+// Migrate applies core's, the given plugin sets' and River's migrations as the owner and, on
+// the embedded cluster, grants the application role what buddi needs at run time on them
+// (migrations.Grant). It opens the owner's pool for the while and closes it.
+func (s *Source) Migrate(ctx context.Context, log *slog.Logger, sets ...migrations.Set) ([]migrations.Applied, error) {
+	dsn, err := s.OwnerDSN()
+	if err != nil {
+		return nil, err
+	}
+	pool, err := db.Open(ctx, dsn, db.Options{Name: "buddi-migrate", MaxConns: 4})
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	applied, err := migrations.Up(ctx, pool, log, sets...)
+	if err != nil {
+		return applied, err
+	}
+	if s.appRole != "" {
+		if err := migrations.Grant(ctx, pool, s.appRole, sets...); err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}
+
+// AppDSN is the application role's connection string for the embedded cluster of the data
+// directory home, its password read from its file as Open reads it. It holds a password:
+// never print it.
+func AppDSN(home string) (string, error) {
+	return pgcluster.New(pgcluster.Options{Dir: config.Config{Home: home}.ClusterDir()}).AppDSN(DatabaseName)
 }
 
 // Close closes the pool and, when this process started the embedded cluster, stops it.

@@ -30,7 +30,6 @@ import (
 	"buddi/db"
 	"buddi/dbsource"
 	"buddi/health"
-	"buddi/migrations"
 	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/runtime/account"
@@ -141,7 +140,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits)
-	if _, err := migrations.Up(ctx, src.Pool, log, Schemas(manifests)...); err != nil {
+	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
 

@@ -228,3 +228,80 @@ func checkRiver(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 	}
 	return st, nil
 }
+
+// appendOnly are the tables whose rows, once written, no one may change or remove (their
+// triggers refuse it too): the application role may only read and add to them.
+var appendOnly = []string{"core.events", "core.actions"}
+
+// Grant gives role, the role buddi's process and command line connect as, exactly what they
+// need on the schemas Up migrates (core, extra's, River's) and nothing more: USAGE on each
+// schema; SELECT, INSERT, UPDATE and DELETE on its tables (SELECT and INSERT only on the
+// append-only ones, SELECT only on the migrations' own bookkeeping); USAGE and SELECT on its
+// sequences; CONNECT on the database, which PUBLIC loses. No TRUNCATE, REFERENCES or TRIGGER,
+// no CREATE, and no ownership, so role cannot alter, truncate or drop a table, or disable or
+// drop a trigger. Default privileges give the same on tables, sequences and schemas the
+// pool's role (the owner) creates later. Run it after Up, as the owner; it is idempotent and
+// serialised with migrations by the same advisory lock.
+func Grant(ctx context.Context, pool *pgxpool.Pool, role string, extra ...Set) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("grant: acquire connection: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
+		return fmt.Errorf("grant: take lock: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey) }()
+
+	r := pgx.Identifier{role}.Sanitize()
+	var database string
+	if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&database); err != nil {
+		return fmt.Errorf("grant: %w", err)
+	}
+	d := pgx.Identifier{database}.Sanitize()
+	stmts := []string{
+		"REVOKE ALL ON DATABASE " + d + " FROM PUBLIC",
+		"GRANT CONNECT ON DATABASE " + d + " TO " + r,
+	}
+	sets := append([]Set{Core()}, extra...)
+	schemas := []string{}
+	for _, set := range sets {
+		schemas = append(schemas, set.Schema)
+	}
+	schemas = append(schemas, RiverSchema)
+	for _, s := range schemas {
+		q := pgx.Identifier{s}.Sanitize()
+		stmts = append(stmts,
+			"GRANT USAGE ON SCHEMA "+q+" TO "+r,
+			"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "+q+" TO "+r,
+			"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA "+q+" TO "+r,
+		)
+	}
+	stmts = append(stmts,
+		"ALTER DEFAULT PRIVILEGES GRANT USAGE ON SCHEMAS TO "+r,
+		"ALTER DEFAULT PRIVILEGES GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "+r,
+		"ALTER DEFAULT PRIVILEGES GRANT USAGE, SELECT ON SEQUENCES TO "+r,
+	)
+	for _, t := range appendOnly {
+		stmts = append(stmts, "REVOKE UPDATE, DELETE ON TABLE "+t+" FROM "+r)
+	}
+	for _, set := range sets {
+		stmts = append(stmts, "REVOKE INSERT, UPDATE, DELETE ON TABLE "+pgx.Identifier{set.Schema, versionTable}.Sanitize()+" FROM "+r)
+	}
+	stmts = append(stmts, "REVOKE INSERT, UPDATE, DELETE ON TABLE "+pgx.Identifier{RiverSchema, "river_migration"}.Sanitize()+" FROM "+r)
+
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("grant: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("grant the application role its privileges: %s: %w", s, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("grant: %w", err)
+	}
+	return nil
+}

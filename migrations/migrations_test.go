@@ -2,7 +2,10 @@ package migrations_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"buddi/db"
 	"buddi/internal/pgtest"
@@ -95,5 +98,81 @@ func TestConcurrentUp(t *testing.T) {
 		if st.Pending() {
 			t.Errorf("%s pending after concurrent Up: %+v", st.Schema, st)
 		}
+	}
+}
+
+// Grant gives a role read and write on every migrated table but never the right to change
+// or remove a row of a table whose trigger refuses that, nor TRUNCATE, REFERENCES or
+// TRIGGER anywhere; running it twice changes nothing.
+func TestGrantWithholdsWhatTheTriggersRefuse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := db.Open(ctx, pgtest.EmptyDSN(t), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	role := fmt.Sprintf("t_app_%d_%d", os.Getpid(), time.Now().UnixNano())
+	if _, err := pool.Exec(ctx, "CREATE ROLE "+role+" NOLOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = pool.Exec(ctx, "DROP OWNED BY "+role)
+		_, _ = pool.Exec(ctx, "DROP ROLE "+role)
+	})
+	if _, err := migrations.Up(ctx, pool, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := migrations.Grant(ctx, pool, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := pool.Query(ctx, `
+		SELECT c.oid::regclass::text,
+		       has_table_privilege($1, c.oid, 'SELECT'), has_table_privilege($1, c.oid, 'INSERT'),
+		       has_table_privilege($1, c.oid, 'UPDATE'), has_table_privilege($1, c.oid, 'DELETE'),
+		       has_table_privilege($1, c.oid, 'TRUNCATE, REFERENCES, TRIGGER'),
+		       EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid
+		               WHERE g.tgrelid = c.oid AND p.proname LIKE '%refuse_change'),
+		       c.relname IN ('schema_version', 'river_migration')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname IN ('core', 'river') AND c.relkind IN ('r', 'p')`, role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	tables, refusing := 0, 0
+	for rows.Next() {
+		var name string
+		var sel, ins, upd, del, other, refuses, bookkeeping bool
+		if err := rows.Scan(&name, &sel, &ins, &upd, &del, &other, &refuses, &bookkeeping); err != nil {
+			t.Fatal(err)
+		}
+		tables++
+		switch {
+		case other:
+			t.Errorf("%s: the role may TRUNCATE, REFERENCES or TRIGGER", name)
+		case !sel:
+			t.Errorf("%s: the role may not read it", name)
+		case bookkeeping && (ins || upd || del):
+			t.Errorf("%s: the role may write the migrations' bookkeeping", name)
+		case refuses && (upd || del):
+			refusing++
+			t.Errorf("%s: its trigger refuses changes, yet the role may UPDATE (%v) or DELETE (%v)", name, upd, del)
+		case refuses:
+			refusing++
+			if !ins {
+				t.Errorf("%s: the role may not append to it", name)
+			}
+		case !bookkeeping && !(ins && upd && del):
+			t.Errorf("%s: the role may not write it", name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if tables < 10 || refusing != 2 {
+		t.Errorf("%d tables, %d with a refusing trigger: want core's and River's, and core.events and core.actions", tables, refusing)
 	}
 }

@@ -17,10 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/sys/unix"
 )
-
-// Superuser is the role initdb creates and buddi connects as.
-const Superuser = "buddi"
 
 // port is the number in the socket's file name; nothing listens on TCP.
 const port = 5432
@@ -51,6 +49,9 @@ type Cluster struct {
 	opts  Options
 	log   *slog.Logger
 	runAs *account
+
+	// testHook, when set, may stop a conversion at a named step (see secure).
+	testHook func(step string) error
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -83,11 +84,6 @@ func (c *Cluster) SocketDir() string { return filepath.Join(c.opts.Dir, "run") }
 // file sits in a directory the unprivileged account cannot write (it cannot swap it for a
 // link that buddi would then write through).
 func (c *Cluster) LogFile() string { return filepath.Clean(c.opts.Dir) + ".log" }
-
-// DSN is a connection string for database on this cluster's socket.
-func (c *Cluster) DSN(database string) string {
-	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.SocketDir(), port, Superuser, database)
-}
 
 // Initialized reports whether initdb has already run.
 func (c *Cluster) Initialized() bool {
@@ -124,9 +120,11 @@ func (c *Cluster) exitedLocked() bool {
 	}
 }
 
-// Start brings the server up and returns once it accepts connections: it runs initdb on first
-// use, stops a server left running by a killed buddi, clears a stale pid file, and starts
-// postgres. Calling Start while this Cluster's server runs does nothing.
+// Start brings the server up and returns once it accepts connections: it makes the roles'
+// password files on first use, runs initdb on first use, stops a server left running by a
+// killed buddi, clears a stale pid file, starts postgres, and makes sure every connection
+// must give its role's password (converting a cluster an earlier buddi made with trust).
+// Calling Start while this Cluster's server runs does nothing.
 func (c *Cluster) Start(ctx context.Context) error {
 	c.mu.Lock()
 	running := !c.exitedLocked()
@@ -137,15 +135,29 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if err := c.prepare(); err != nil {
 		return err
 	}
+	ownerPW, appPW, err := c.passwords()
+	if err != nil {
+		return err
+	}
 	if !c.Initialized() {
-		if err := c.initdb(ctx); err != nil {
+		if err := c.initdb(ctx, ownerPW); err != nil {
 			return err
 		}
 	}
 	if err := c.recover(ctx); err != nil {
 		return err
 	}
-	return c.spawn(ctx)
+	if err := c.spawn(ctx, ownerPW); err != nil {
+		return err
+	}
+	if err := c.secure(ctx, ownerPW, appPW); err != nil {
+		// A server left running here might still trust its socket: stop it.
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = c.Stop(stopCtx)
+		return err
+	}
+	return nil
 }
 
 // prepare makes the cluster's directories and, when buddi is root, hands them to the
@@ -180,20 +192,29 @@ func (c *Cluster) prepare() error {
 		}
 		c.runAs = acct
 	}
-	for _, d := range []string{c.opts.Dir, c.SocketDir()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create database directory %s: %w", d, err)
-		}
-		if err := os.Chmod(d, 0o700); err != nil {
-			return fmt.Errorf("set mode of database directory %s: %w", d, err)
-		}
-		if c.runAs != nil {
-			if err := os.Chown(d, int(c.runAs.uid), int(c.runAs.gid)); err != nil {
-				return fmt.Errorf("give database directory %s to the %s account: %w", d, c.runAs.name, err)
-			}
-		}
+	if err := os.MkdirAll(c.opts.Dir, 0o700); err != nil {
+		return fmt.Errorf("create database directory %s: %w", c.opts.Dir, err)
 	}
-	return nil
+	// Dir's entry is in buddi's own directory; what is inside Dir may be the server account's
+	// doing, so the socket directory is made and changed through descriptors, never by a path
+	// that could lead through a link.
+	dir, err := c.openDir()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := c.ownDir(dir); err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(int(dir.Fd()), "run", 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("create database directory %s: %w", c.SocketDir(), err)
+	}
+	run, err := openSubdir(dir, "run")
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	return c.ownDir(run)
 }
 
 func unprivilegedAccount() (*account, error) {
@@ -236,9 +257,30 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func (c *Cluster) initdb(ctx context.Context) error {
+// initPwfile is the file initdb reads the owner's password from, inside Dir for the moment
+// initdb runs. It holds the password's SCRAM verifier, not the password, so the server's
+// account never sees the password itself.
+const initPwfile = ".initdb-password"
+
+// initdb makes the cluster with password authentication from the start: the owner's
+// verifier set by initdb, then pg_hba.conf replaced by hbaConf.
+func (c *Cluster) initdb(ctx context.Context, ownerPW string) error {
 	c.log.Info("initialising database cluster", "dir", c.DataDir())
-	args := []string{"-D", c.DataDir(), "-U", Superuser, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-instructions"}
+	verifier, err := newScramVerifier(ownerPW)
+	if err != nil {
+		return err
+	}
+	dir, err := c.openDir()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := c.writeIn(dir, initPwfile, verifier+"\n"); err != nil {
+		return err
+	}
+	defer unix.Unlinkat(int(dir.Fd()), initPwfile, 0)
+	args := []string{"-D", c.DataDir(), "-U", Owner, "--auth=scram-sha-256", "--pwfile=" + filepath.Join(c.opts.Dir, initPwfile),
+		"-E", "UTF8", "--locale=C", "--no-instructions"}
 	if c.opts.Fast {
 		args = append(args, "--no-sync")
 	}
@@ -250,7 +292,7 @@ func (c *Cluster) initdb(ctx context.Context) error {
 		_ = os.RemoveAll(c.DataDir())
 		return fmt.Errorf("initdb %s: %w: %s", c.DataDir(), err, lastLines(out.String(), 5))
 	}
-	return nil
+	return c.writeDataFile("pg_hba.conf", hbaConf)
 }
 
 func runCtx(ctx context.Context, cmd *exec.Cmd) error {
@@ -303,7 +345,7 @@ func removeStale(pidFile string, pid int, log *slog.Logger) error {
 	return nil
 }
 
-func (c *Cluster) spawn(ctx context.Context) error {
+func (c *Cluster) spawn(ctx context.Context, ownerPW string) error {
 	logf, err := os.OpenFile(c.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("open database log %s: %w", c.LogFile(), err)
@@ -332,7 +374,7 @@ func (c *Cluster) spawn(ctx context.Context) error {
 		close(done)
 	}()
 	c.log.Info("postgres started", "pid", cmd.Process.Pid, "socket", c.SocketDir())
-	if err := c.awaitReady(ctx, done); err != nil {
+	if err := c.awaitReady(ctx, done, ownerPW); err != nil {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = c.Stop(stopCtx)
@@ -342,16 +384,24 @@ func (c *Cluster) spawn(ctx context.Context) error {
 }
 
 // awaitReady polls with a real connection until the server answers, the process exits, or
-// ctx ends.
-func (c *Cluster) awaitReady(ctx context.Context, done <-chan struct{}) error {
+// ctx ends. A refused password is an answer too: secure says what to do about it.
+func (c *Cluster) awaitReady(ctx context.Context, done <-chan struct{}, ownerPW string) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	cfg, err := pgconn.ParseConfig(fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", c.SocketDir(), port, Owner))
+	if err != nil {
+		return err
+	}
+	cfg.Password = ownerPW
 	for {
 		attempt, cancel := context.WithTimeout(ctx, time.Second)
-		conn, err := pgconn.Connect(attempt, c.DSN("postgres"))
+		conn, err := pgconn.ConnectConfig(attempt, cfg)
 		cancel()
 		if err == nil {
 			_ = conn.Close(ctx)
+			return nil
+		}
+		if isAuthFailure(err) {
 			return nil
 		}
 		select {

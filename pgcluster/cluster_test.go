@@ -38,16 +38,27 @@ func startCtx(t *testing.T) context.Context {
 func query(t *testing.T, c *Cluster) string {
 	t.Helper()
 	ctx := startCtx(t)
-	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
+	conn := ownerConn(t, ctx, c)
 	defer conn.Close(ctx)
 	var user string
 	if err := conn.QueryRow(ctx, "select current_user").Scan(&user); err != nil {
 		t.Fatalf("query: %v", err)
 	}
 	return user
+}
+
+// ownerConn connects to the postgres database as the owner, with the password from its file.
+func ownerConn(t *testing.T, ctx context.Context, c *Cluster) *pgx.Conn {
+	t.Helper()
+	dsn, err := c.OwnerDSN("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return conn
 }
 
 func TestStartStopRestart(t *testing.T) {
@@ -60,8 +71,8 @@ func TestStartStopRestart(t *testing.T) {
 	if err := c.Start(startCtx(t)); err != nil {
 		t.Fatalf("first start: %v", err)
 	}
-	if got := query(t, c); got != Superuser {
-		t.Errorf("current_user = %q, want %q", got, Superuser)
+	if got := query(t, c); got != Owner {
+		t.Errorf("current_user = %q, want %q", got, Owner)
 	}
 	if !c.Initialized() {
 		t.Error("cluster not initialised after start")
@@ -80,7 +91,7 @@ func TestStartStopRestart(t *testing.T) {
 	if err := c.Start(startCtx(t)); err != nil {
 		t.Fatalf("second start: %v", err)
 	}
-	if got := query(t, c); got != Superuser {
+	if got := query(t, c); got != Owner {
 		t.Errorf("after restart current_user = %q", got)
 	}
 }
@@ -187,11 +198,7 @@ func TestStartAfterPostmasterKilled(t *testing.T) {
 	ctx := startCtx(t)
 	var conns []*pgx.Conn
 	for range 3 {
-		conn, err := pgx.Connect(ctx, c.DSN("postgres"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, conn)
+		conns = append(conns, ownerConn(t, ctx, c))
 	}
 	key, _, ok := shmOf(filepath.Join(c.DataDir(), "postmaster.pid"))
 	if !ok {

@@ -87,6 +87,12 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		// turn's first token a whole second).
 		FetchPollInterval: 100 * time.Millisecond,
 		JobTimeout:        5 * time.Minute,
+		// No reindexer: REINDEX needs the index's owner, and buddi's process connects as the
+		// application role, which owns nothing (pgcluster.App). The other maintenance services
+		// (cleaner, rescuer, scheduler, periodic jobs, queue cleaner, leader election) need no
+		// more than reading and writing River's tables. River's tables stay small (completed
+		// jobs are removed after a day), and autovacuum keeps their indexes in trim.
+		ReindexerIndexNames: []string{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: new client: %w", err)

@@ -35,7 +35,7 @@ func (c dbMigrateCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	applied, err := migrations.Up(env.ctx, src.Pool, env.log, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
+	applied, err := src.Migrate(env.ctx, env.log, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"buddi/dbsource"
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
 )
@@ -21,12 +22,23 @@ func dbConn(t *testing.T, home string) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, "host="+filepath.Join(home, "pg", "run")+" user=buddi dbname=buddi sslmode=disable")
+	conn, err := pgx.Connect(ctx, appDSN(t, home))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// appDSN connects to the embedded cluster in home as the CLI does: the application role, its
+// password read from its file.
+func appDSN(t *testing.T, home string) string {
+	t.Helper()
+	dsn, err := dbsource.AppDSN(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }
 
 func postMessage(t *testing.T, s *served, body map[string]any) (conv, runID string) {

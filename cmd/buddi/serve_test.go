@@ -160,7 +160,7 @@ func TestServeRestartsPostgresAndRecordsTheDecision(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, "host="+filepath.Join(home, "pg", "run")+" user=buddi dbname=buddi sslmode=disable")
+	conn, err := pgx.Connect(ctx, appDSN(t, home))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,8 +152,14 @@ func setup() error {
 			return fmt.Errorf("start test cluster: %w", err)
 		}
 		server.cluster = c
-		server.adminDSN = c.DSN("postgres")
-		server.dsnFor = c.DSN
+		// The test cluster's owner, a superuser, which every test connects as.
+		if server.adminDSN, err = c.OwnerDSN("postgres"); err != nil {
+			return err
+		}
+		server.dsnFor = func(database string) string {
+			dsn, _ := c.OwnerDSN(database) // read above: the file is there
+			return dsn
+		}
 	}
 	server.template = fmt.Sprintf("template_buddi_%d", os.Getpid())
 	if err := adminExec(ctx, "CREATE DATABASE "+server.template, false); err != nil {
