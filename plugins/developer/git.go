@@ -71,6 +71,8 @@ type gitCall struct {
 	// ownFilters says the action runs the repository's own filter drivers (commit, stash
 	// push: gated outside run mode for it); every other action runs none.
 	ownFilters bool
+	// box is the sandbox git runs in, .git writable.
+	box boxed
 }
 
 // prepare checks the workspace is a repository's root (init: that it is in none) and
@@ -98,6 +100,7 @@ func (t *gitTool) prepare(ctx context.Context, call plugins.Call) (*gitCall, err
 		}
 		c.argv = []string{"init", "--quiet"}
 		c.a = assessment{tier: plugins.TierGated, reason: "git init is gated in every mode."}
+		c.box = t.p.box(c.s, true)
 		return c, nil
 	}
 	if !repo {
@@ -177,6 +180,7 @@ func (t *gitTool) prepare(ctx context.Context, call plugins.Call) (*gitCall, err
 	default:
 		return nil, refusef("git %s is not offered.", c.args.Action)
 	}
+	c.box = t.p.box(c.s, true)
 	return c, nil
 }
 
@@ -186,7 +190,7 @@ func (t *gitTool) TierFor(ctx context.Context, call plugins.Call) plugins.Tier {
 	if err != nil {
 		return tierOf(assessment{}, err)
 	}
-	return c.a.tier
+	return c.box.tier(c.a.tier)
 }
 
 // Describe renders the git command and the rule.
@@ -203,8 +207,8 @@ func (t *gitTool) Describe(ctx context.Context, call plugins.Call) (plugins.Enve
 		Summary: fmt.Sprintf("git %s in %s", strings.Join(c.argv, " "), c.s.dir()),
 		Effects: effects,
 		Targets: []string{c.s.dir()},
-		Detail:  map[string]any{"action": c.args.Action, "argv": c.argv, "dir": c.s.dir()},
-		Preview: fmt.Sprintf("git %s\nin %s (git's own configuration, hooks, pager and signing off)\nRule: %s", quoteArgv(c.argv), c.s.dir(), c.a.reason),
+		Detail:  map[string]any{"action": c.args.Action, "argv": c.argv, "dir": c.s.dir(), "sandbox": c.box.detail()},
+		Preview: fmt.Sprintf("git %s\nin %s (git's own configuration, hooks, pager and signing off)\nRule: %s\n%s", quoteArgv(c.argv), c.s.dir(), c.a.reason, c.box.describe()),
 	}, nil
 }
 
@@ -221,6 +225,7 @@ func (t *gitTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 	if err != nil {
 		return plugins.Result{}, err
 	}
+	g.box, g.approved = c.box, approved
 	how := gitNoFilters
 	switch {
 	case c.args.Action == "init":
@@ -244,6 +249,7 @@ func (t *gitTool) runGit(ctx context.Context, s *space, argv []string) (spawn.Re
 	if err != nil {
 		return spawn.Result{}, err
 	}
+	g.box = t.p.box(s, true)
 	return g.run(ctx, gitNoFilters, argv[1:]...)
 }
 
@@ -310,6 +316,9 @@ type hardenedGit struct {
 	hooks string // the empty hooks directory
 	// overrides are the settings of GIT_CONFIG_COUNT for this run: the filter drivers off.
 	overrides [][2]string
+	// box is the sandbox git runs in; with none, it runs only for a call the owner approved.
+	box      boxed
+	approved *plugins.Envelope
 }
 
 // hardenedOptions are git's global options for every hardened run: configuration given
@@ -349,7 +358,7 @@ func (g *hardenedGit) hardenedOptions() []string {
 // env is the run's environment: the workspace's, git's isolation variables, the working
 // tree and repository pinned unless there is none yet, and the overrides.
 func (g *hardenedGit) env(how gitHow) []string {
-	env := append(g.s.env(g.p.owner), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+	env := append(g.p.boxEnv(g.s, g.box), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
 		"GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_ASKPASS=", "GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true",
 		"GIT_OPTIONAL_LOCKS=0")
 	if how != gitNoRepository {
@@ -380,7 +389,11 @@ func (g *hardenedGit) run(ctx context.Context, how gitHow, args ...string) (spaw
 		g.overrides = cfg.filtersOff()
 	}
 	argv := append(append([]string{"git"}, g.hardenedOptions()...), args...)
-	return spawn.Run(ctx, spawn.Spec{Argv: argv, Dir: g.s.dir(), Env: g.env(how), Timeout: time.Minute})
+	spec, err := g.box.spec(spawn.Spec{Argv: argv, Dir: g.s.dir(), Env: g.env(how), Timeout: time.Minute}, g.approved, Name+".git")
+	if err != nil {
+		return spawn.Result{}, err
+	}
+	return spawn.Run(ctx, spec)
 }
 
 // config asks git, hardened, for the repository's git directories and its whole

@@ -71,6 +71,10 @@ type Deps struct {
 	// LookPath finds a program on buddi's PATH; developer.search asks it for "rg". Tests
 	// make ripgrep absent through it. Default: exec.LookPath.
 	LookPath func(file string) (string, error)
+	// SandboxCheck says whether this machine can box a command (nil) or why not. Where it
+	// cannot, every run, start and git call asks the owner, with a card saying the command
+	// would run unboxed. Default: sandbox.Check.
+	SandboxCheck func() error
 }
 
 // Root validates dir as a workspace directory and returns its confinement: dir must be an

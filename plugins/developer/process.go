@@ -156,7 +156,7 @@ func (t *startTool) TierFor(ctx context.Context, call plugins.Call) plugins.Tier
 		return tierOf(assessment{}, err)
 	}
 	if c.verdict.Kind == runlist.Auto {
-		return plugins.TierAuto
+		return c.box.tier(plugins.TierAuto)
 	}
 	return plugins.TierGated
 }
@@ -180,9 +180,10 @@ func (t *startTool) Describe(ctx context.Context, call plugins.Call) (plugins.En
 		Summary: fmt.Sprintf("Start %s: `%s` in %s", a.Name, strings.Join(c.verdict.Argv, " "), c.verdict.Dir),
 		Effects: []plugins.Effect{plugins.EffectExec},
 		Targets: []string{c.verdict.Dir},
-		Detail:  map[string]any{"name": a.Name, "argv": c.verdict.Argv, "dir": c.verdict.Dir, "port": a.Port, "rule": string(c.verdict.Rule)},
-		Preview: fmt.Sprintf("Start %s, kept running until it is stopped or buddi stops:\n%s\nin %s\n%s: %s",
-			a.Name, quoteArgv(c.verdict.Argv), c.verdict.Dir, label, c.verdict.Reason),
+		Detail: map[string]any{"name": a.Name, "argv": c.verdict.Argv, "dir": c.verdict.Dir, "port": a.Port, "rule": string(c.verdict.Rule),
+			"sandbox": c.box.detail()},
+		Preview: fmt.Sprintf("Start %s, kept running until it is stopped or buddi stops:\n%s\nin %s\n%s: %s\n%s",
+			a.Name, quoteArgv(c.verdict.Argv), c.verdict.Dir, label, c.verdict.Reason, c.box.describe()),
 	}, nil
 }
 
@@ -217,7 +218,11 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return plugins.Result{}, fmt.Errorf("developer: log directory: %w", err)
 	}
-	proc, err := spawn.Start(spawn.Spec{Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: c.s.env(t.p.owner)}, logPath)
+	spec, err := c.box.spec(spawn.Spec{Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: t.p.boxEnv(c.s, c.box)}, approved, Name+".start")
+	if err != nil {
+		return toolResult(err)
+	}
+	proc, err := spawn.Start(spec, logPath)
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
 	}

@@ -70,6 +70,7 @@ type runCall struct {
 	args    runArgs
 	s       *space
 	verdict runlist.Verdict
+	box     boxed // the sandbox the command runs in
 }
 
 // prepare reads the arguments, the agent's workspace, mode and remembered commands, and asks
@@ -100,6 +101,7 @@ func (t *runTool) prepare(ctx context.Context, call plugins.Call) (*runCall, err
 	if c.verdict.Kind == runlist.Refused {
 		return c, refusef("%s", c.verdict.Reason)
 	}
+	c.box = t.p.box(c.s, false)
 	return c, nil
 }
 
@@ -111,7 +113,7 @@ func (t *runTool) TierFor(ctx context.Context, call plugins.Call) plugins.Tier {
 		return tierOf(assessment{}, err)
 	}
 	if c.verdict.Kind == runlist.Auto {
-		return plugins.TierAuto
+		return c.box.tier(plugins.TierAuto)
 	}
 	return plugins.TierGated
 }
@@ -139,10 +141,10 @@ func (t *runTool) Describe(ctx context.Context, call plugins.Call) (plugins.Enve
 		Targets: []string{v.Dir},
 		Detail: map[string]any{
 			"command": c.args.Command, "argv": v.Argv, "dir": v.Dir, "verdict": v.Kind.String(),
-			"rule": string(v.Rule), "timeout_seconds": int(c.timeout() / time.Second),
+			"rule": string(v.Rule), "timeout_seconds": int(c.timeout() / time.Second), "sandbox": c.box.detail(),
 		},
-		Preview: fmt.Sprintf("Run %s\nin %s (no shell; the environment has only PATH, HOME, USER, LANG, LC_ALL, TERM, TMPDIR, SHELL and CI=1)\n%s: %s",
-			quoteArgv(v.Argv), v.Dir, label, v.Reason),
+		Preview: fmt.Sprintf("Run %s\nin %s (no shell; the environment has only PATH, HOME, USER, LANG, LC_ALL, TERM, TMPDIR, SHELL, CI=1 and the box's caches)\n%s: %s\n%s",
+			quoteArgv(v.Argv), v.Dir, label, v.Reason, c.box.describe()),
 	}, nil
 }
 
@@ -164,9 +166,13 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 	if c.verdict.Kind != runlist.Auto && approved == nil {
 		return toolResult(refusef(reasonNeedApproval, Name+".run", c.verdict.Reason))
 	}
-	res, err := spawn.Run(ctx, spawn.Spec{
-		Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: c.s.env(t.p.owner), Timeout: c.timeout(),
-	})
+	spec, err := c.box.spec(spawn.Spec{
+		Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: t.p.boxEnv(c.s, c.box), Timeout: c.timeout(),
+	}, approved, Name+".run")
+	if err != nil {
+		return toolResult(err)
+	}
+	res, err := spawn.Run(ctx, spec)
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
 	}
