@@ -26,6 +26,7 @@ type Stream struct {
 	dead  []int
 	decs  []decoder
 	views [len(viewKinds)][]view
+	out   []byte // reused for what cut returns
 }
 
 // NewStream returns a Stream redacting with r (nil redacts nothing).
@@ -143,7 +144,8 @@ func (s *Stream) cut(final bool) string {
 	for n < len(spans) && spans[n].start < to {
 		n++
 	}
-	out := string(r.replace(nil, t[s.emitted-s.base:to-s.base], s.emitted, spans[:n]))
+	s.out = r.replace(s.out[:0], t[s.emitted-s.base:to-s.base], s.emitted, spans[:n])
+	out := string(s.out)
 	s.emitted = to
 	s.trim()
 	return out

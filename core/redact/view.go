@@ -48,6 +48,19 @@ func (v *view) pass(text string, base, i int) {
 	}
 }
 
+// passRange adds text[i:j] as it is: at once while the view mirrors the text.
+func (v *view) passRange(text string, base, i, j int) {
+	for ; !v.mirror && i < j; i++ {
+		v.pass(text, base, i) // may end a segment and mirror again
+	}
+	if i < j {
+		if v.next != base+i {
+			v.from = base + i
+		}
+		v.next = base + j
+	}
+}
+
 // add adds a decoded byte c that stands for the text from start to end.
 func (v *view) add(text string, base int, c byte, start, end int) {
 	v.diverge(text, base, end)
@@ -207,6 +220,17 @@ func (d *joinDecoder) decode(text string, base int, out []view, final bool) {
 	v := &out[0]
 	i := d.pos - base
 	for i < len(text) {
+		if v.mirror { // nothing decoded lately: on to the next line break
+			j := strings.IndexAny(text[i:], "\r\n")
+			if j < 0 {
+				j = len(text) - i
+			}
+			d.run = b64Run(d.run, text[i:i+j])
+			v.passRange(text, base, i, i+j)
+			if i += j; i == len(text) {
+				break
+			}
+		}
 		c := text[i]
 		if (c == '\n' || c == '\r') && d.run >= joinRun {
 			j, ok, decided := wrapAt(text, i, final)
@@ -228,6 +252,19 @@ func (d *joinDecoder) decode(text string, base int, out []view, final bool) {
 		i++
 	}
 	d.pos = base + i
+}
+
+// b64Run returns the run of base64 characters (up to joinRun) at the end of s, after run
+// before it.
+func b64Run(run int, s string) int {
+	n := 0
+	for n < joinRun && n < len(s) && b64[s[len(s)-1-n]] {
+		n++
+	}
+	if n == len(s) {
+		return min(run+n, joinRun)
+	}
+	return n
 }
 
 // wrapAt looks at the line break at text[i]: whether it (with the indentation after it) is
@@ -292,8 +329,12 @@ func (d *jsonDecoder) decode(text string, base int, out []view, final bool) {
 	for i < len(text) {
 		c := text[i]
 		if c != '\\' {
-			v.pass(text, base, i)
-			i++
+			j := strings.IndexByte(text[i:], '\\')
+			if j < 0 {
+				j = len(text) - i
+			}
+			v.passRange(text, base, i, i+j)
+			i += j
 			continue
 		}
 		n, r, decided := unescapeAt(text[i:], final)
@@ -395,6 +436,15 @@ func (d *percentDecoder) decode(text string, base int, out []view, final bool) {
 	i := d.pos - base
 	for i < len(text) {
 		c := text[i]
+		if c != '%' {
+			j := strings.IndexByte(text[i:], '%')
+			if j < 0 {
+				j = len(text) - i
+			}
+			v.passRange(text, base, i, i+j)
+			i += j
+			continue
+		}
 		if c == '%' {
 			if i+2 >= len(text) && !final && (i+1 == len(text) || unhex[text[i+1]] >= 0) {
 				break
