@@ -76,6 +76,7 @@ type harness struct {
 	peek     *effectTool // test.peek: auto, leaks the planted secret
 	hidden   *effectTool // test.hidden: auto, in the registry but not in the agent's grant
 	binary   *effectTool // test.binary: auto, answers with a NUL byte in its text
+	vault    *vault.Memory
 	tools    *registry.Registry
 	insert   executor.Inserter
 	logs     *syncBuffer
@@ -138,6 +139,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	catalog := func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }
 
 	secrets := vault.NewMemory(map[string]string{"MODEL_KEY": providertest.APIKey, "PLANTED": planted})
+	h.vault = secrets
 	scrub := redact.NewLive(secrets)
 	if err := scrub.Reload(); err != nil {
 		t.Fatal(err)

@@ -128,3 +128,42 @@ func TestToolOutputWithNULByte(t *testing.T) {
 		t.Fatal("the secret beside the NUL reached the model")
 	}
 }
+
+// A stream cut short gives back what it held: the beginning of what might have been a secret
+// is shown once the stream ends (it is not one), before the next attempt's text; the
+// secret in that attempt is still held and redacted.
+func TestCutStreamFlushesWhatItHeld(t *testing.T) {
+	h := newHarness(t, provider.WireOpenAI)
+	h.model.Script(pt.Reply{Text: []string{"Half ", "an ", planted[:10]}, DropAfter: 3}, pt.Text("Whole: ", planted[:5], planted[5:], "."))
+	sent := h.send("hello")
+	sub := h.hub.Subscribe(sent.Conversation.ID, sent.RunID)
+	defer sub.Close()
+	whole := strings.Join(collectText(t, sub, sent.RunID), "")
+	if want := "Half an " + planted[:10] + "Whole: ‹secret:PLANTED›."; whole != want {
+		t.Fatalf("streamed %q, want %q", whole, want)
+	}
+}
+
+// A secret stored while buddi runs (no reload, no refresh interval) is redacted from the
+// next request on.
+func TestSecretSetMidConversationIsRedactedNext(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	const late = "ghp-stored-while-running-0042"
+	h.model.Script(pt.Text("First."), pt.Text("Second."))
+	first := h.send("remember " + late)
+	h.await("run.finished", first.RunID)
+	if err := h.vault.Set("GH_TOKEN", late); err != nil {
+		t.Fatal(err)
+	}
+	second := h.send("and now?")
+	h.await("run.finished", second.RunID)
+	body := string(h.model.Served()[1].Body)
+	if strings.Contains(body, late) || !strings.Contains(body, "secret:GH_TOKEN") {
+		t.Fatalf("the next request:\n%s", body)
+	}
+	for _, e := range h.transcript(first.Conversation.ID) {
+		if strings.Contains(string(e.Body), late) {
+			t.Fatalf("the transcript is served with the secret: %s", e.Body)
+		}
+	}
+}

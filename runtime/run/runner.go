@@ -436,19 +436,20 @@ func (r *Runner) scrubRequest(req *provider.Request) {
 	if r.Scrub == nil {
 		return
 	}
-	req.System = r.Scrub.String(req.System)
+	sc := r.Scrub.Current() // one look at the vault for the whole request
+	req.System = sc.String(req.System)
 	for i, msg := range req.Messages {
 		for j, part := range msg.Parts {
 			switch p := part.(type) {
 			case provider.Text:
-				p.Text = r.Scrub.String(p.Text)
+				p.Text = sc.String(p.Text)
 				req.Messages[i].Parts[j] = p
 			case provider.ToolResult:
-				p.Content = r.Scrub.String(p.Content)
+				p.Content = sc.String(p.Content)
 				req.Messages[i].Parts[j] = p
 			case provider.ToolCall:
 				if len(p.Args) > 0 {
-					p.Args = r.Scrub.JSON(p.Args)
+					p.Args = sc.JSON(p.Args)
 				}
 				req.Messages[i].Parts[j] = p
 			}
