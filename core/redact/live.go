@@ -57,11 +57,10 @@ func NewLive(src Source) *Live {
 func (l *Live) Reload() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	version := ""
+	version := "" // unknown: the next use that can read the version rebuilds again
 	if v, ok := l.src.(Versioned); ok {
-		var err error
-		if version, err = v.Version(); err != nil {
-			return fmt.Errorf("redact: read the version of the secrets: %w", err)
+		if got, err := v.Version(); err == nil {
+			version = got
 		}
 	}
 	return l.load(version)
@@ -94,7 +93,10 @@ func (l *Live) Current() *Redactor {
 		return cur.r
 	}
 	version, err := v.Version()
-	if err == nil && (cur == nil || cur.version != version) {
+	if err != nil && cur != nil {
+		return cur.r // the version cannot be read now: keep what redacted until now
+	}
+	if cur == nil || cur.version != version {
 		l.mu.Lock()
 		if cur = l.cur.Load(); cur == nil || cur.version != version {
 			_ = l.load(version) // a source that fails leaves the last Redactor in use

@@ -56,3 +56,37 @@ func TestLiveSeesAnotherProcess(t *testing.T) {
 		}
 	}
 }
+
+// flaky is a Versioned source whose version cannot always be read.
+type flaky struct {
+	values  map[string]string
+	failing bool
+	version int
+}
+
+func (f *flaky) Values() (map[string]string, error) { return f.values, nil }
+func (f *flaky) Version() (string, error) {
+	if f.failing {
+		return "", fmt.Errorf("stat: permission denied")
+	}
+	return fmt.Sprint(f.version), nil
+}
+
+// A version that cannot be read loads the values once, and keeps what redacted until now.
+func TestLiveVersionUnreadable(t *testing.T) {
+	t.Parallel()
+	src := &flaky{values: map[string]string{"API_KEY": "sk-live-0123456789"}, failing: true}
+	l := NewLive(src)
+	if got := l.String("k=sk-live-0123456789"); got != "k=‹secret:API_KEY›" {
+		t.Fatalf("first use with no version: %q", got)
+	}
+	src.failing = false
+	src.values = map[string]string{"API_KEY": "sk-live-0123456789", "NEW": "brand-new-value"}
+	if got := l.String("brand-new-value"); got != "‹secret:NEW›" {
+		t.Fatalf("once the version reads again: %q", got)
+	}
+	src.failing = true
+	if got := l.String("k=sk-live-0123456789 brand-new-value"); got != "k=‹secret:API_KEY› ‹secret:NEW›" {
+		t.Fatalf("with the version unreadable again: %q", got)
+	}
+}
