@@ -30,6 +30,7 @@ import (
 	"buddi/db"
 	"buddi/dbsource"
 	"buddi/health"
+	"buddi/internal/procenv"
 	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/runtime/account"
@@ -92,6 +93,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
+	// The key is read: it leaves the environment (and the kernel's copy of it), so nothing
+	// buddi starts inherits it and /proc/<pid>/environ does not show it.
+	if _, err := procenv.Forget("BUDDI_VAULT_KEY"); err != nil {
+		log.Warn("BUDDI_VAULT_KEY is out of buddi's environment, but /proc still shows it", "err", err)
+	}
 	scrub := redact.NewLive(secrets)
 	log = slog.New(redact.NewHandler(log.Handler(), scrub))
 	if err := scrub.Reload(); err != nil {
@@ -150,7 +156,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if on, err := tailnetWanted(ctx, cfg, src.Pool); err != nil {
 		return err
 	} else if on {
-		if node, err = startTailnet(cfg, os.Getenv("TS_AUTHKEY"), secrets, log); err != nil {
+		authKey := os.Getenv("TS_AUTHKEY")
+		if _, err := procenv.Forget("TS_AUTHKEY"); err != nil {
+			log.Warn("TS_AUTHKEY is out of buddi's environment, but /proc still shows it", "err", err)
+		}
+		if node, err = startTailnet(cfg, authKey, secrets, log); err != nil {
 			return err
 		}
 		defer node.Close()
