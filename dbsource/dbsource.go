@@ -127,13 +127,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Source, error)
 			return nil, fmt.Errorf("start the embedded database: %w", err)
 		}
 		src.Cluster = cluster
-		// The database is made by the process that runs the cluster (serve, or a command
-		// while serve is down), as the owner.
-		adminDSN, err := probe.OwnerDSN("postgres")
-		if err == nil {
-			err = ensureDatabase(ctx, adminDSN)
-		}
-		if err != nil {
+		if err := setUp(ctx, probe); err != nil {
 			src.Close(ctx)
 			return nil, err
 		}
@@ -150,6 +144,29 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Source, error)
 	}
 	src.Pool = pool
 	return src, nil
+}
+
+// setUp is done, as the owner, by the process that runs the cluster (serve, or a command
+// while serve is down): the database made if missing, and the application role granted its
+// privileges on what is there (a database an earlier buddi migrated as its only role).
+func setUp(ctx context.Context, cluster *pgcluster.Cluster) error {
+	adminDSN, err := cluster.OwnerDSN("postgres")
+	if err != nil {
+		return err
+	}
+	if err := ensureDatabase(ctx, adminDSN); err != nil {
+		return err
+	}
+	dsn, err := cluster.OwnerDSN(DatabaseName)
+	if err != nil {
+		return err
+	}
+	pool, err := db.Open(ctx, dsn, db.Options{Name: "buddi-setup", MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return migrations.Grant(ctx, pool, pgcluster.App)
 }
 
 func ensureDatabase(ctx context.Context, adminDSN string) error {
@@ -194,7 +211,7 @@ func (s *Source) Migrate(ctx context.Context, log *slog.Logger, sets ...migratio
 		return applied, err
 	}
 	if s.appRole != "" {
-		if err := migrations.Grant(ctx, pool, s.appRole, sets...); err != nil {
+		if err := migrations.Grant(ctx, pool, s.appRole); err != nil {
 			return applied, err
 		}
 	}

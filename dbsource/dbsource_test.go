@@ -338,3 +338,34 @@ func TestDatabaseURLUsesItsRole(t *testing.T) {
 		t.Errorf("migrating on DATABASE_URL granted %s privileges", pgcluster.App)
 	}
 }
+
+// A database an earlier buddi migrated as its only role: the first command that starts the
+// cluster grants the application role what it needs, before any migration runs.
+func TestOpenGrantsWhatAnEarlierBuddiMigrated(t *testing.T) {
+	t.Parallel()
+	src, cfg := embedded(t)
+	ctx := context.Background()
+	owner := ownerConn(t, src)
+	if _, err := owner.Exec(ctx, "DROP OWNED BY "+pgcluster.App); err != nil {
+		t.Fatal(err)
+	}
+	owner.Close(ctx)
+	if err := src.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := dbsource.Open(ctx, cfg, dbsource.Options{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(ctx)
+	if again.Cluster == nil {
+		t.Fatal("the second open did not start the cluster")
+	}
+	if _, err := migrations.Check(ctx, again.Pool, plugin()); err != nil {
+		t.Errorf("the migrations' status as the application role: %v", err)
+	}
+	var n int
+	if err := again.Pool.QueryRow(ctx, "SELECT count(*) FROM plug.things").Scan(&n); err != nil {
+		t.Errorf("a plugin's table as the application role: %v", err)
+	}
+}

@@ -234,15 +234,17 @@ func checkRiver(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 var appendOnly = []string{"core.events", "core.actions"}
 
 // Grant gives role, the role buddi's process and command line connect as, exactly what they
-// need on the schemas Up migrates (core, extra's, River's) and nothing more: USAGE on each
-// schema; SELECT, INSERT, UPDATE and DELETE on its tables (SELECT and INSERT only on the
-// append-only ones, SELECT only on the migrations' own bookkeeping); USAGE and SELECT on its
-// sequences; CONNECT on the database, which PUBLIC loses. No TRUNCATE, REFERENCES or TRIGGER,
-// no CREATE, and no ownership, so role cannot alter, truncate or drop a table, or disable or
-// drop a trigger. Default privileges give the same on tables, sequences and schemas the
-// pool's role (the owner) creates later. Run it after Up, as the owner; it is idempotent and
-// serialised with migrations by the same advisory lock.
-func Grant(ctx context.Context, pool *pgxpool.Pool, role string, extra ...Set) error {
+// need on the schemas the pool's role (the owner) owns in this database, which are the ones
+// Up migrates (core's, the plugins', River's), and nothing more: USAGE on each schema;
+// SELECT, INSERT, UPDATE and DELETE on its tables (SELECT and INSERT only on the append-only
+// ones, SELECT only on the migrations' own bookkeeping); USAGE and SELECT on its sequences;
+// CONNECT on the database, which PUBLIC loses with TEMPORARY. No TRUNCATE, REFERENCES or
+// TRIGGER, no CREATE, and no ownership: role cannot alter, truncate or drop a table, nor
+// disable, drop or replace a trigger. Default privileges give the same on the tables,
+// sequences and schemas the owner makes later. Run it as the owner after Up (and on a
+// database an earlier buddi made, before its first use); it is idempotent and serialised
+// with migrations by the same advisory lock.
+func Grant(ctx context.Context, pool *pgxpool.Pool, role string) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("grant: acquire connection: %w", err)
@@ -253,22 +255,48 @@ func Grant(ctx context.Context, pool *pgxpool.Pool, role string, extra ...Set) e
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey) }()
 
-	r := pgx.Identifier{role}.Sanitize()
-	var database string
-	if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&database); err != nil {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
 		return fmt.Errorf("grant: %w", err)
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	stmts, err := grants(ctx, tx, pgx.Identifier{role}.Sanitize())
+	if err != nil {
+		return fmt.Errorf("grant: %w", err)
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("grant the application role its privileges: %s: %w", s, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("grant: %w", err)
+	}
+	return nil
+}
+
+// grants lists Grant's statements for the quoted role r.
+func grants(ctx context.Context, tx pgx.Tx, r string) ([]string, error) {
+	var database string
+	if err := tx.QueryRow(ctx, "SELECT current_database()").Scan(&database); err != nil {
+		return nil, err
+	}
 	d := pgx.Identifier{database}.Sanitize()
+	rows, err := tx.Query(ctx, `SELECT nspname FROM pg_namespace
+		WHERE nspowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+		  AND nspname NOT LIKE 'pg\_%' AND nspname NOT IN ('information_schema', 'public')
+		ORDER BY nspname`)
+	if err != nil {
+		return nil, err
+	}
+	schemas, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
 	stmts := []string{
 		"REVOKE ALL ON DATABASE " + d + " FROM PUBLIC",
 		"GRANT CONNECT ON DATABASE " + d + " TO " + r,
 	}
-	sets := append([]Set{Core()}, extra...)
-	schemas := []string{}
-	for _, set := range sets {
-		schemas = append(schemas, set.Schema)
-	}
-	schemas = append(schemas, RiverSchema)
 	for _, s := range schemas {
 		q := pgx.Identifier{s}.Sanitize()
 		stmts = append(stmts,
@@ -282,26 +310,34 @@ func Grant(ctx context.Context, pool *pgxpool.Pool, role string, extra ...Set) e
 		"ALTER DEFAULT PRIVILEGES GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "+r,
 		"ALTER DEFAULT PRIVILEGES GRANT USAGE, SELECT ON SEQUENCES TO "+r,
 	)
-	for _, t := range appendOnly {
-		stmts = append(stmts, "REVOKE UPDATE, DELETE ON TABLE "+t+" FROM "+r)
-	}
-	for _, set := range sets {
-		stmts = append(stmts, "REVOKE INSERT, UPDATE, DELETE ON TABLE "+pgx.Identifier{set.Schema, versionTable}.Sanitize()+" FROM "+r)
-	}
-	stmts = append(stmts, "REVOKE INSERT, UPDATE, DELETE ON TABLE "+pgx.Identifier{RiverSchema, "river_migration"}.Sanitize()+" FROM "+r)
-
-	tx, err := conn.Begin(ctx)
+	// What the tables that exist withhold: changes to the append-only ones, writes to the
+	// migrations' bookkeeping.
+	rows, err = tx.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname), n.nspname || '.' || c.relname = ANY($1)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = ANY($2) AND c.relkind IN ('r', 'p')
+		  AND (n.nspname || '.' || c.relname = ANY($1) OR c.relname = $3 OR (n.nspname = $4 AND c.relname = 'river_migration'))
+		ORDER BY 1`, appendOnly, schemas, versionTable, RiverSchema)
 	if err != nil {
-		return fmt.Errorf("grant: %w", err)
+		return nil, err
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	for _, s := range stmts {
-		if _, err := tx.Exec(ctx, s); err != nil {
-			return fmt.Errorf("grant the application role its privileges: %s: %w", s, err)
+	type table struct {
+		name       string
+		appendOnly bool
+	}
+	tables, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (table, error) {
+		var t table
+		err := row.Scan(&t.name, &t.appendOnly)
+		return t, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		if t.appendOnly {
+			stmts = append(stmts, "REVOKE UPDATE, DELETE ON TABLE "+t.name+" FROM "+r)
+		} else {
+			stmts = append(stmts, "REVOKE INSERT, UPDATE, DELETE ON TABLE "+t.name+" FROM "+r)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("grant: %w", err)
-	}
-	return nil
+	return stmts, nil
 }
