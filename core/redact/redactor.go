@@ -3,6 +3,7 @@ package redact
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -239,7 +240,7 @@ func (r *Redactor) find(s string) []span {
 	}
 	ms := r.scan(s, nil, 0, kindAll, nil)
 	for _, vk := range viewKinds {
-		if !vk.needed(s) {
+		if len(s) > math.MaxInt32 || !vk.needed(s) { // views keep 32-bit offsets
 			continue // the view would be the text itself, or find nothing the text scan misses
 		}
 		ms = r.scanViews(s, vk, ms)

@@ -27,11 +27,13 @@ type Stream struct {
 	decs  []decoder
 	views [len(viewKinds)][]view
 	out   []byte // reused for what cut returns
+	// rebase is where offsets are counted anew (rebaseAt; tests lower it).
+	rebase int
 }
 
 // NewStream returns a Stream redacting with r (nil redacts nothing).
 func NewStream(r *Redactor) *Stream {
-	s := &Stream{r: r}
+	s := &Stream{r: r, rebase: rebaseAt}
 	s.reset()
 	return s
 }
@@ -169,9 +171,24 @@ func (s *Stream) hold(v string, at *view, base int, mask kind, d int) int {
 	return int(at.start[q])
 }
 
+// rebaseAt is where a stream counts its offsets anew, so that views' 32-bit offsets never
+// overflow.
+const rebaseAt = 1 << 30
+
 // trim forgets what was returned, keeping one byte (and one byte of each view) before the
 // rest: the byte a base64 match may take on its left.
 func (s *Stream) trim() {
+	defer func() {
+		if n := s.base; n > s.rebase {
+			s.base, s.emitted = 0, s.emitted-n
+			for i, dec := range s.decs {
+				dec.shift(n)
+				for j := range s.views[i] {
+					s.views[i][j].shift(n)
+				}
+			}
+		}
+	}()
 	keep := s.emitted - 1
 	if keep > s.base {
 		n := keep - s.base

@@ -213,3 +213,32 @@ func TestStreamLongText(t *testing.T) {
 		}
 	}
 }
+
+// A stream longer than its offsets may count starts counting anew on the way, unseen.
+func TestStreamRebases(t *testing.T) {
+	t.Parallel()
+	r := New(testSecrets)
+	rng := rand.New(rand.NewPCG(13, 14))
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(testSecrets)) {
+		encoded := encodedForms(testSecrets[name], rng)
+		for _, enc := range slices.Sorted(maps.Keys(encoded)) {
+			b.WriteString("some words between\n" + encoded[enc] + "\n")
+		}
+	}
+	text := b.String()
+	for range 3 {
+		s := NewStream(r)
+		s.rebase = 40
+		var out strings.Builder
+		last := 0
+		for _, c := range append(randomCuts(rng, len(text)), len(text)) {
+			out.WriteString(s.Write(text[last:c]))
+			last = c
+		}
+		out.WriteString(s.Flush())
+		if want := r.String(text); out.String() != want {
+			t.Fatalf("with rebasing the stream gave\n%q\nwant\n%q", out.String(), want)
+		}
+	}
+}

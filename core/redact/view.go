@@ -107,6 +107,15 @@ func (v *view) drop(n int) {
 	v.end = v.end[:k]
 }
 
+// shift moves the view's offsets n bytes back.
+func (v *view) shift(n int) {
+	for i := range v.start {
+		v.start[i] -= int32(n)
+		v.end[i] -= int32(n)
+	}
+	v.from, v.next, v.decoded = v.from-n, v.next-n, v.decoded-n
+}
+
 // remirror makes a view that has decoded nothing since text offset at, and stores only
 // bytes from at on, mirror the text again.
 func (v *view) remirror(at int) bool {
@@ -136,6 +145,8 @@ type decoder interface {
 	// held is the text offset of the first byte the decoder has not turned into output
 	// for good: no later output comes from text before it.
 	held() int
+	// shift moves the decoder's offsets n bytes back (a long stream starts counting anew).
+	shift(n int)
 }
 
 // viewKind is one way of decoding the text.
@@ -215,6 +226,8 @@ type joinDecoder struct {
 }
 
 func (d *joinDecoder) held() int { return d.pos }
+
+func (d *joinDecoder) shift(n int) { d.pos -= n }
 
 func (d *joinDecoder) decode(text string, base int, out []view, final bool) {
 	v := &out[0]
@@ -322,6 +335,8 @@ func joinNeeded(s string) bool {
 type jsonDecoder struct{ pos int }
 
 func (d *jsonDecoder) held() int { return d.pos }
+
+func (d *jsonDecoder) shift(n int) { d.pos -= n }
 
 func (d *jsonDecoder) decode(text string, base int, out []view, final bool) {
 	v := &out[0]
@@ -431,6 +446,8 @@ type percentDecoder struct{ pos int }
 
 func (d *percentDecoder) held() int { return d.pos }
 
+func (d *percentDecoder) shift(n int) { d.pos -= n }
+
 func (d *percentDecoder) decode(text string, base int, out []view, final bool) {
 	v := &out[0]
 	i := d.pos - base
@@ -508,6 +525,8 @@ func (d *hexDecoder) held() int {
 	}
 	return d.pos
 }
+
+func (d *hexDecoder) shift(n int) { d.pos, d.prev = d.pos-n, d.prev-n }
 
 func (d *hexDecoder) decode(text string, base int, out []view, final bool) {
 	i := d.pos - base
