@@ -170,7 +170,7 @@ func readPassword(path string) (string, error) {
 	}
 	pw := strings.TrimSpace(string(text))
 	if !wellFormed(pw) {
-		return "", fmt.Errorf("the database password file %s is damaged: put the original back (see docs/ARCHITECTURE.md, \"The embedded PostgreSQL\", to reset the passwords)", path)
+		return "", fmt.Errorf("the database password file %s is damaged: put the original back, or remove it and start buddi (which then needs the passwords reset: it says how)", path)
 	}
 	return pw, nil
 }
@@ -268,7 +268,7 @@ func (c *Cluster) secure(ctx context.Context, ownerPW, appPW string) error {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if isAuthFailure(err) {
-		return fmt.Errorf("the embedded database refuses the password in %s (was the file replaced?): put the original file back, or reset the passwords as docs/ARCHITECTURE.md says (\"The embedded PostgreSQL\")", c.PasswordFile(Owner))
+		return fmt.Errorf("the embedded database refuses the password in %s (was the file replaced?): put the original file back, or %s", c.PasswordFile(Owner), c.resetAdvice())
 	}
 	if err != nil {
 		return fmt.Errorf("connect to the embedded database as %s: %w", Owner, err)
@@ -302,6 +302,13 @@ func (c *Cluster) secure(ctx context.Context, ownerPW, appPW string) error {
 		return fmt.Errorf("reload the embedded database's pg_hba.conf: %v", err)
 	}
 	return c.awaitPasswordRequired(ctx)
+}
+
+// resetAdvice says how the owner of the machine sets new passwords: trust for one start,
+// which sets the passwords from the files and takes trust away again.
+func (c *Cluster) resetAdvice() string {
+	return fmt.Sprintf("to set new passwords, stop buddi, write trust for scram-sha-256 in %s, and start buddi again (it sets the passwords from the files and asks for them again)",
+		filepath.Join(c.DataDir(), "pg_hba.conf"))
 }
 
 // setOwnerPassword gives Owner the verifier of password unless it already has one.

@@ -162,4 +162,24 @@ func TestStartWithLostPassword(t *testing.T) {
 		t.Fatalf("start with the original file back: %v", err)
 	}
 	assertPasswordAuth(t, c)
+
+	// Or the reset the refusal advises: both files gone, trust for one start.
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{Owner, App} {
+		if err := os.Remove(c.PasswordFile(role)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.writeDataFile("pg_hba.conf", strings.ReplaceAll(hbaConf, "scram-sha-256", "trust")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(startCtx(t)); err != nil {
+		t.Fatalf("start after the reset: %v", err)
+	}
+	assertPasswordAuth(t, c)
+	if now, _ := os.ReadFile(c.PasswordFile(Owner)); string(now) == string(saved) {
+		t.Error("the reset kept the old password")
+	}
 }
