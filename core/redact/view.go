@@ -203,15 +203,33 @@ var hexish = func() (a [256]uint8) {
 	return a
 }()
 
-// hexKeep is -1 (all bits) where hexish is not 0, else 0.
-var hexKeep = func() (a [256]int) {
-	for c := range a {
-		if hexish[c] != 0 {
-			a[c] = -1
+// hexStretch reports whether s has hexMinRun hex digits with nothing but what the hex
+// decoder lets stand between digits among them: most text has not, and needs no more look.
+// Such a stretch is at least hexMinRun bytes long, so the test looks at every hexMinRun-th
+// byte and, only where that one could be in a stretch, at the stretch around it.
+func hexStretch(s string) bool {
+	for i := 0; i+hexMinRun <= len(s); {
+		p := i + hexMinRun - 1
+		if hexish[s[p]] == 0 {
+			i = p + 1
+			continue
 		}
+		k := p
+		for k > i && hexish[s[k-1]] != 0 {
+			k--
+		}
+		digits := 0
+		for ; k < len(s) && hexish[s[k]] != 0; k++ {
+			if hexish[s[k]] == 1 {
+				if digits++; digits == hexMinRun {
+					return true
+				}
+			}
+		}
+		i = k + 1
 	}
-	return a
-}()
+	return false
+}
 
 // joinRun is how many base64 characters must end a line for the line break after it to be
 // a wrap (PEM wraps at 64, MIME at 76).
@@ -716,17 +734,9 @@ func dumpLine(text string, i int, final bool) (end int, dump, decided bool) {
 // hexNeeded reports whether s has a run of hex digits that the scan of the text itself
 // would not find a value in: spaced, of mixed case, or in a dump.
 func hexNeeded(s string) bool {
-	// Most text has no hexMinRun hex digits in a row, even counting what may stand between
-	// them: then nothing more to look at.
-	digits := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if digits = (digits + int(hexish[c]&1)) & hexKeep[c]; digits >= hexMinRun {
-			goto decode
-		}
+	if !hexStretch(s) {
+		return false
 	}
-	return false
-decode:
 	d := hexDecoder{lineStart: true, dry: true}
 	d.decode(s, 0, nil, true)
 	return d.trigger
