@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"buddi/core/seal"
 )
@@ -126,4 +127,38 @@ func TestLoadRefusesUnsafeKeyFile(t *testing.T) {
 			t.Fatalf("err = %v, want damaged", err)
 		}
 	})
+}
+
+func TestWhySaysWhyARowIsRefused(t *testing.T) {
+	t.Parallel()
+	k := testKey(t, 3)
+	sum := k.Seal("row", "1", "a")
+	if why := k.Why(sum, "row", "1", "a"); why != "" {
+		t.Errorf("a good seal: %q", why)
+	}
+	if why := k.Why("", "row", "1", "a"); why != seal.WhyNoSeal {
+		t.Errorf("no seal: %q", why)
+	}
+	if why := k.Why(sum, "row", "2", "a"); why != seal.WhyBadSeal {
+		t.Errorf("a seal of another row: %q", why)
+	}
+	if why := (seal.Key{}).Why(sum, "row", "1", "a"); why != seal.WhyBadSeal {
+		t.Errorf("no key: %q", why)
+	}
+}
+
+func TestStampIsUTCMicroseconds(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
+	if got, want := seal.Stamp(at), "2026-03-01T11:00:00.123456Z"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestRefusalsReportOnce(t *testing.T) {
+	t.Parallel()
+	var r seal.Refusals
+	if !r.First("a") || r.First("a") || !r.First("b") {
+		t.Error("First does not report each refusal once")
+	}
 }
