@@ -13,6 +13,7 @@ import (
 
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/core/redact"
 	"buddi/core/seal"
 	"buddi/internal/text"
 	"buddi/plugins"
@@ -152,6 +153,7 @@ func Hash(key seal.Key, a Action) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("hash action: arguments: %w", err)
 	}
+	a.Envelope = storableEnvelope(a.Envelope)
 	body, err := canonical.Marshal(map[string]any{
 		"policy_version":   PolicyVersion,
 		"id":               a.ID,
@@ -171,6 +173,25 @@ func Hash(key seal.Key, a Action) (string, error) {
 		return "", fmt.Errorf("hash action: %w", err)
 	}
 	return key.Seal("action", string(body)), nil
+}
+
+// storableEnvelope is env as the database can keep it: a NUL byte (which jsonb refuses) or
+// invalid UTF-8 in any of its strings becomes U+FFFD. Hash applies it, so the envelope read
+// back hashes as the one proposed.
+func storableEnvelope(env plugins.Envelope) plugins.Envelope {
+	raw, err := json.Marshal(env)
+	if err != nil {
+		return env
+	}
+	clean := redact.StorableJSON(raw)
+	if len(clean) == len(raw) && string(clean) == string(raw) {
+		return env
+	}
+	var out plugins.Envelope
+	if json.Unmarshal(clean, &out) != nil {
+		return env
+	}
+	return out
 }
 
 // stamp spells an instant as the database keeps it: UTC, to the microsecond.
@@ -207,6 +228,8 @@ func Create(ctx context.Context, tx pgx.Tx, key seal.Key, p Proposal) (Record, e
 	if err != nil {
 		return Record{}, fmt.Errorf("create action for %s: arguments: %w", p.Call.Tool, err)
 	}
+	args = redact.StorableJSON(args) // a NUL escape, which jsonb refuses, becomes U+FFFD
+	p.Envelope = storableEnvelope(p.Envelope)
 	if p.TTL <= 0 {
 		p.TTL = DefaultTTL
 	}

@@ -12,6 +12,7 @@ import (
 
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/core/redact"
 	"buddi/core/seal"
 )
 
@@ -84,6 +85,7 @@ func Decide(ctx context.Context, tx pgx.Tx, key seal.Key, d Decision) (Record, e
 	if key.IsZero() {
 		return Record{}, fmt.Errorf("decide action %s: %w", d.ActionID, seal.ErrNoKey)
 	}
+	d.Reason = redact.Storable(d.Reason)
 	rec, err := Get(ctx, tx, d.ActionID)
 	if err != nil {
 		return Record{}, err

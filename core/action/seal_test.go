@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -194,5 +195,34 @@ func TestApprovalLapses(t *testing.T) {
 	got, _ := action.Get(context.Background(), pool, rec.ID)
 	if len(expired) != 1 || got.Approval.State != action.Expired || got.Approval.Reason == "no decision before the expiry" {
 		t.Fatalf("an approval past the window: %v, %s (%q)", expired, got.Approval.State, got.Approval.Reason)
+	}
+}
+
+// An envelope or arguments holding a NUL byte (jsonb refuses one) are stored with U+FFFD,
+// and the stored action still checks and can be decided.
+func TestNULInAnActionIsStored(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var rec action.Record
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = action.Create(context.Background(), tx, key, action.Proposal{
+			Call:     plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"body":"a\u0000b"}`), Agent: "concierge"},
+			Version:  "1.0.0",
+			Envelope: plugins.Envelope{Summary: "Send \x00 mail", Preview: "body: a\x00b"},
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("an action with a NUL byte: %v", err)
+	}
+	if rec.Envelope.Preview != "body: a\ufffdb" || string(rec.Args) != `{"body":"a\ufffdb"}` {
+		t.Errorf("stored as %q and %s", rec.Envelope.Preview, rec.Args)
+	}
+	if why := rec.CheckAction(key); why != "" {
+		t.Fatalf("the stored action does not check: %s", why)
+	}
+	if _, err := decide(pool, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
+		t.Fatal(err)
 	}
 }
