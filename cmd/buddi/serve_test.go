@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"buddi/internal/pgtest"
 )
@@ -83,10 +85,37 @@ func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {
 		t.Errorf("doctor report = %s", out)
 	}
 
+	// The database's socket lets no one in without the role's password, and buddi itself works
+	// as a role that cannot get past the event log's triggers.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, user := range []string{"buddi", "buddi_app", "postgres"} {
+		for _, pw := range []string{"", "wrong"} {
+			cfg, err := pgx.ParseConfig("host=" + filepath.Join(home, "pg", "run") + " user=" + user + " dbname=buddi sslmode=disable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Password = pw
+			conn, err := pgx.ConnectConfig(ctx, cfg)
+			var pgErr *pgconn.PgError
+			if err == nil {
+				conn.Close(ctx)
+				t.Errorf("%s with password %q: let in", user, pw)
+			} else if !errors.As(err, &pgErr) || (pgErr.Code != "28P01" && pgErr.Code != "28000") {
+				t.Errorf("%s with password %q: %v, want an authentication error", user, pw, err)
+			}
+		}
+	}
+	app := dbConn(t, home)
+	if _, err := app.Exec(ctx, "DELETE FROM core.events"); err == nil {
+		t.Error("the application role deleted the event log")
+	}
+
 	pgPid, ok := postmasterPid(home)
 	if !ok || !processAlive(pgPid) {
 		t.Fatalf("no live postgres for %s", home)
 	}
+	app.Close(ctx)
 	if code := s.stop(); code != 0 {
 		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, s.log.String())
 	}
