@@ -191,7 +191,13 @@ func ensureDatabase(ctx context.Context, adminDSN string) error {
 // OwnerDSN is the connection string of the role that owns buddi's schemas and migrates
 // them: the embedded cluster's pgcluster.Owner (its password read from its file now), or
 // DATABASE_URL. It holds a password: never print it.
-func (s *Source) OwnerDSN() (string, error) { return s.ownerDSN() }
+// A Source built by hand has one role: its DSN's.
+func (s *Source) OwnerDSN() (string, error) {
+	if s.ownerDSN == nil {
+		return s.DSN, nil
+	}
+	return s.ownerDSN()
+}
 
 // Migrate applies core's, the given plugin sets' and River's migrations as the owner and, on
 // the embedded cluster, grants the application role what buddi needs at run time on them
