@@ -319,7 +319,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	procs.h.Store(supervisor.NewProcessHost(sys, tree))
 	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
 	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
-		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool, Scrub: scrub}, Conversations: convs,
+		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool, Scrub: scrub, Key: sealKey, Log: log}, Conversations: convs,
 			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
 			Decide: telegramDecide(src.Pool, insert, reg, sealKey), Log: log,
 			Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {

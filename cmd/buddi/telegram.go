@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"text/tabwriter"
 	"time"
 
+	"buddi/dbsource"
 	"buddi/gateway"
 	"buddi/surfaces/telegram"
 )
@@ -44,14 +44,12 @@ func (telegramSetupCmd) Run(env *runEnv) error {
 	if err := v.Set(tokenName, token); err != nil {
 		return vaultExit(err)
 	}
-	src, err := openActions(env)
+	st, src, err := openTelegram(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	b, _ := json.Marshal(map[string]any{"username": me.Username, "id": me.ID})
-	if _, err := src.Pool.Exec(env.ctx, `INSERT INTO core.system_flags (key, value) VALUES ('telegram_bot', $1)
-		ON CONFLICT (key) DO UPDATE SET value = $1, updated_at = now()`, b); err != nil {
+	if err := st.SetBot(env.ctx, me.Username, me.ID); err != nil {
 		return err
 	}
 	if _, err := src.Pool.Exec(env.ctx, `DELETE FROM core.system_flags WHERE key = 'telegram_down'`); err != nil {
@@ -73,18 +71,24 @@ type telegramPairCmd struct {
 }
 
 func (c telegramPairCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	st, src, err := openTelegram(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	var raw []byte
-	if err := src.Pool.QueryRow(env.ctx, `SELECT value FROM core.system_flags WHERE key = 'telegram_bot'`).Scan(&raw); err != nil {
+	bot, found, err := st.Bot(env.ctx)
+	if err != nil {
+		return err
+	}
+	if !found {
 		return &exitError{code: 3, err: fmt.Errorf("no bot is set up: run `buddi telegram setup` first")}
 	}
-	var bot struct{ Username string }
-	_ = json.Unmarshal(raw, &bot)
-	code, expires, err := (&telegram.Store{Pool: src.Pool}).NewPairingCode(env.ctx)
+	// A code sent to another bot is a code given away: the link names only the bot buddi
+	// recorded and sealed itself.
+	if bot.Refused != "" {
+		return &exitError{code: 3, err: fmt.Errorf("the bot's record is not one buddi wrote (%s), so no link is made to it: run `buddi telegram setup` again", bot.Refused)}
+	}
+	code, expires, err := st.NewPairingCode(env.ctx)
 	if err != nil {
 		return err
 	}
@@ -96,17 +100,30 @@ func (c telegramPairCmd) Run(env *runEnv) error {
 	return nil
 }
 
+// openTelegram opens the database and the surface's store, with the seal key.
+func openTelegram(env *runEnv) (*telegram.Store, *dbsource.Source, error) {
+	key, err := loadSeal()
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &telegram.Store{Pool: src.Pool, Key: key}, src, nil
+}
+
 type telegramDevicesCmd struct {
 	JSON bool `help:"Print JSON."`
 }
 
 func (c telegramDevicesCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	st, src, err := openTelegram(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	ds, err := (&telegram.Store{Pool: src.Pool}).Devices(env.ctx)
+	ds, err := st.Devices(env.ctx)
 	if err != nil {
 		return err
 	}
@@ -121,11 +138,22 @@ func (c telegramDevicesCmd) Run(env *runEnv) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUSER\tCHAT\tNAME\tPAIRED")
+	fmt.Fprintln(tw, "ID\tUSER\tCHAT\tNAME\tPAIRED\tSTATE")
+	unsealed := 0
 	for _, d := range ds {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\n", d.ID, d.UserID, d.ChatID, d.Name, d.PairedAt.Local().Format("Jan 2 15:04"))
+		state := "paired"
+		if !d.Sealed {
+			state, unsealed = "not sealed: pairs no one", unsealed+1
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\n", d.ID, d.UserID, d.ChatID, d.Name, d.PairedAt.Local().Format("Jan 2 15:04"), state)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if unsealed > 0 {
+		fmt.Fprintln(env.stdout, "A device that is not sealed was paired by an earlier buddi or written into the database: unpair it, and pair your phone again with `buddi telegram pair`.")
+	}
+	return nil
 }
 
 type telegramUnpairCmd struct {

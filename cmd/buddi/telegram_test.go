@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -70,5 +71,20 @@ func TestTelegramEndToEnd(t *testing.T) {
 	}
 	if _, out, _ := runBuddi(t, vars, time.Minute, "doctor"); !strings.Contains(out, "last poll") {
 		t.Fatalf("doctor does not show the last poll:\n%s", out)
+	}
+	// Whoever can write the database names another bot and pairs another device: the list says
+	// the device pairs no one, and no pairing link is made to a bot buddi did not record.
+	conn := dbConn(t, home)
+	if _, err := conn.Exec(context.Background(), `INSERT INTO core.surface_identities (surface, user_id, chat_id, name) VALUES ('telegram', 7, 77, 'Mallory')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(context.Background(), `UPDATE core.system_flags SET value = '{"username":"evil_bot","id":1}' WHERE key = 'telegram_bot'`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "telegram", "devices"); code != 0 || !strings.Contains(out, "not sealed") || !strings.Contains(out, "pair your phone again") {
+		t.Fatalf("devices with a forged one: %d %s", code, out)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "telegram", "pair"); code != 3 || strings.Contains(out+errOut, "evil_bot") || !strings.Contains(errOut, "telegram setup") {
+		t.Fatalf("pair with a forged bot record: %d %s%s", code, out, errOut)
 	}
 }

@@ -82,9 +82,14 @@ var ErrRevoked = errors.New("telegram: the bot token was refused; set a new one 
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.follows.Wait() // ctx's end stops every reply being streamed
 	// The menu follows the catalogue (a maker may have come or gone): published again at start.
+	if b.d.Store.Key.IsZero() {
+		b.d.Log.Error("the Telegram surface has no seal key: it pairs no one and handles no update")
+	}
 	if ds, err := b.d.Store.Devices(ctx); err == nil {
 		for _, d := range ds {
-			b.publishMenu(ctx, d.ChatID)
+			if d.Sealed {
+				b.publishMenu(ctx, d.ChatID)
+			}
 		}
 	}
 	backoff := time.Second
@@ -203,8 +208,9 @@ func (b *Bot) handle(ctx context.Context, u Update) error {
 		return err
 	}
 	if !paired {
-		if code, ok := strings.CutPrefix(strings.TrimSpace(m.Text), "/start "); ok {
-			if err := b.d.Store.Pair(ctx, strings.TrimSpace(code), *m.From, m.Chat.ID); err == nil {
+		// A pairing message is stored with the code's keyed hash in place of the code.
+		if hash, ok := strings.CutPrefix(strings.TrimSpace(m.Text), sealedStart); ok {
+			if err := b.d.Store.pairHash(ctx, hash, *m.From, m.Chat.ID); err == nil {
 				b.send(ctx, m.Chat.ID, "Paired. This chat is now how you talk with buddi from your phone. /help says what you can do.")
 				b.publishMenu(ctx, m.Chat.ID)
 				return b.done(ctx, u, "paired")

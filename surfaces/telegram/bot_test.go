@@ -48,7 +48,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	f := &fixture{t: t, pool: pgtest.Pool(t), api: telegramtest.New(t), hub: live.NewHub(), nextID: 1}
-	f.store = &telegram.Store{Pool: f.pool}
+	f.store = &telegram.Store{Pool: f.pool, Key: testKey}
 	f.convs = conversation.NewStore(f.pool)
 	return f
 }
@@ -300,22 +300,21 @@ func TestRestartLosesNothingAndRepeatsNothing(t *testing.T) {
 	// handling them (as persist does: the rows and the cursor in one transaction). Telegram
 	// will not send them again: the next bot handles them from the store, once.
 	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for _, words := range []string{"one", "two"} {
-			u := text(owner, ownerChat, "private", words)
-			u["update_id"] = f.nextID
-			f.nextID++
-			b, _ := json.Marshal(u)
-			if _, err := tx.Exec(ctx, `INSERT INTO core.surface_updates (surface, update_id, payload) VALUES ($1, $2, $3)`, telegram.Surface, u["update_id"], b); err != nil {
-				return err
-			}
+	var us []telegram.Update
+	f.mu.Lock()
+	for _, words := range []string{"one", "two"} {
+		u := text(owner, ownerChat, "private", words)
+		u["update_id"] = f.nextID
+		f.nextID++
+		b, _ := json.Marshal(u)
+		var tu telegram.Update
+		if err := json.Unmarshal(b, &tu); err != nil {
+			t.Fatal(err)
 		}
-		_, err := tx.Exec(ctx, `UPDATE core.surface_cursors SET next_offset = $2 WHERE surface = $1`, telegram.Surface, f.nextID)
-		return err
-	})
-	if err != nil {
+		us = append(us, tu)
+	}
+	f.mu.Unlock()
+	if err := f.store.Persist(ctx, us); err != nil {
 		t.Fatal(err)
 	}
 	f.start()

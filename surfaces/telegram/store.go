@@ -3,12 +3,13 @@ package telegram
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +18,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/redact"
+	"buddi/core/seal"
 )
 
 // Surface is this surface's name in core's tables.
@@ -25,21 +27,28 @@ const Surface = "telegram"
 // PairingTTL is how long a pairing code works.
 const PairingTTL = 10 * time.Minute
 
-// Store keeps the surface's state in core's tables.
+// Store keeps the surface's state in core's tables. Whatever makes someone the owner here
+// (a paired identity, a pairing code, a stored update) is sealed with Key, and a row whose
+// seal does not check is treated as absent: whoever can write the database cannot pair a
+// stranger or speak as the owner.
 type Store struct {
 	Pool *pgxpool.Pool // the application's database
 	// Scrub, when set, takes stored secrets out of each update before it is stored (the
 	// owner may paste a key into the chat); nil stores them as they came.
 	Scrub redact.Scrubber
+	// Key is the installation's seal key. The zero Key pairs no one and trusts no row.
+	Key seal.Key
+	// Log receives a line for each refused row; nil logs nothing (the event is recorded).
+	Log *slog.Logger
+
+	refused seal.Refusals // the refused rows reported already
 }
 
-func hashCode(code string) string {
-	sum := sha256.Sum256([]byte(code))
-	return hex.EncodeToString(sum[:])
-}
-
-// NewPairingCode issues a one-time code, valid PairingTTL.
+// NewPairingCode issues a one-time code, valid PairingTTL. Only its keyed hash is stored.
 func (s *Store) NewPairingCode(ctx context.Context) (string, time.Time, error) {
+	if s.Key.IsZero() {
+		return "", time.Time{}, ErrNoKey
+	}
 	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 	b := make([]byte, 8)
 	for i := range b {
@@ -50,28 +59,62 @@ func (s *Store) NewPairingCode(ctx context.Context) (string, time.Time, error) {
 		b[i] = alphabet[n.Int64()]
 	}
 	code := string(b)
-	var expires time.Time
-	err := s.Pool.QueryRow(ctx, `INSERT INTO core.pairing_codes (code_hash, surface, expires_at) VALUES ($1, $2, now() + $3::interval) RETURNING expires_at`,
-		hashCode(code), Surface, PairingTTL.String()).Scan(&expires)
-	return code, expires, err
+	hash := s.codeHash(code)
+	expires := time.Now().Add(PairingTTL).UTC().Truncate(time.Microsecond)
+	if _, err := s.Pool.Exec(ctx, `INSERT INTO core.pairing_codes (code_hash, surface, expires_at, seal) VALUES ($1, $2, $3, $4)`,
+		hash, Surface, expires, s.Key.Seal(purposeCodeRow, hash, Surface, seal.Stamp(expires))); err != nil {
+		return "", time.Time{}, fmt.Errorf("issue a pairing code: %w", err)
+	}
+	return code, expires, nil
 }
 
 // ErrBadCode means the pairing code is unknown, used or expired.
 var ErrBadCode = errors.New("telegram: the pairing code is wrong, used or expired")
 
-// Pair uses code once and pairs the user with their private chat.
+// Pair uses code (as `buddi telegram pair` printed it) once and pairs the user with their
+// private chat.
 func (s *Store) Pair(ctx context.Context, code string, user User, chat int64) error {
+	if s.Key.IsZero() {
+		return ErrNoKey
+	}
+	return s.pairHash(ctx, s.codeHash(strings.TrimSpace(code)), user, chat)
+}
+
+// pairHash uses the code whose keyed hash is hash once, and pairs the user with their private
+// chat: a code row whose seal does not check pairs no one. A live identity of the same user
+// and chat that buddi did not seal is replaced by the new, sealed one.
+func (s *Store) pairHash(ctx context.Context, hash string, user User, chat int64) error {
+	if s.Key.IsZero() {
+		return ErrNoKey
+	}
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE core.pairing_codes SET used_at = now() WHERE code_hash = $1 AND surface = $2 AND used_at IS NULL AND expires_at > now()`,
-			hashCode(code), Surface)
+		var expires time.Time
+		var sum string
+		err := tx.QueryRow(ctx, `SELECT expires_at, seal FROM core.pairing_codes
+			WHERE code_hash = $1 AND surface = $2 AND used_at IS NULL AND expires_at > now() FOR UPDATE`, hash, Surface).Scan(&expires, &sum)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrBadCode
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if why := s.Key.Why(sum, purposeCodeRow, hash, Surface, seal.Stamp(expires)); why != "" {
+			s.refuse(ctx, "pairing code", hash, why, fixCode)
 			return ErrBadCode
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO core.surface_identities (surface, user_id, chat_id, name) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (surface, user_id, chat_id) WHERE unpaired_at IS NULL DO NOTHING`, Surface, user.ID, chat, user.FirstName); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE core.pairing_codes SET used_at = now() WHERE code_hash = $1 AND surface = $2`, hash, Surface); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE core.surface_identities SET unpaired_at = now()
+			WHERE surface = $1 AND user_id = $2 AND chat_id = $3 AND unpaired_at IS NULL`, Surface, user.ID, chat); err != nil {
+			return err
+		}
+		d := Device{UserID: user.ID, ChatID: chat}
+		if err := tx.QueryRow(ctx, `INSERT INTO core.surface_identities (surface, user_id, chat_id, name) VALUES ($1, $2, $3, $4)
+			RETURNING id, paired_at`, Surface, user.ID, chat, user.FirstName).Scan(&d.ID, &d.PairedAt); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE core.surface_identities SET seal = $2 WHERE id = $1`, d.ID, s.identitySeal(d)); err != nil {
 			return err
 		}
 		_, err = eventlog.Append(ctx, tx, "telegram.paired", "", map[string]any{"user_id": user.ID, "chat_id": chat})
@@ -79,12 +122,24 @@ func (s *Store) Pair(ctx context.Context, code string, user User, chat int64) er
 	})
 }
 
-// Paired reports whether user is paired with this private chat.
+// Paired reports whether user is paired with this private chat: a live identity buddi
+// sealed. One whose seal does not check pairs no one, and is recorded (telegram.forged).
 func (s *Store) Paired(ctx context.Context, user, chat int64) (bool, error) {
-	var ok bool
-	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.surface_identities WHERE surface = $1 AND user_id = $2 AND chat_id = $3 AND unpaired_at IS NULL)`,
-		Surface, user, chat).Scan(&ok)
-	return ok, err
+	rows, err := s.Pool.Query(ctx, `SELECT id, user_id, chat_id, name, paired_at, seal FROM core.surface_identities
+		WHERE surface = $1 AND user_id = $2 AND chat_id = $3 AND unpaired_at IS NULL ORDER BY id`, Surface, user, chat)
+	if err != nil {
+		return false, err
+	}
+	ds, err := s.scanDevices(ctx, rows)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range ds {
+		if d.Sealed {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Device is a paired identity.
@@ -94,19 +149,45 @@ type Device struct {
 	ChatID   int64     `json:"chat_id"`   // their private chat with the bot
 	Name     string    `json:"name"`      // their first name, as Telegram gave it (never trusted)
 	PairedAt time.Time `json:"paired_at"` // when
+	// Sealed is true when buddi paired it (its seal checks); an identity that is not sealed
+	// (an earlier buddi's, or one written into the database) pairs no one.
+	Sealed bool `json:"sealed"`
 }
 
-// Devices lists the paired identities.
+// Devices lists the live paired identities, sealed or not (Sealed says which count).
 func (s *Store) Devices(ctx context.Context) ([]Device, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, user_id, chat_id, name, paired_at FROM core.surface_identities WHERE surface = $1 AND unpaired_at IS NULL ORDER BY id`, Surface)
+	rows, err := s.Pool.Query(ctx, `SELECT id, user_id, chat_id, name, paired_at, seal FROM core.surface_identities
+		WHERE surface = $1 AND unpaired_at IS NULL ORDER BY id`, Surface)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Device, error) {
-		var d Device
-		err := r.Scan(&d.ID, &d.UserID, &d.ChatID, &d.Name, &d.PairedAt)
-		return d, err
+	return s.scanDevices(ctx, rows)
+}
+
+// scanDevices reads identities and checks each one's seal, recording those that do not check.
+func (s *Store) scanDevices(ctx context.Context, rows pgx.Rows) ([]Device, error) {
+	type row struct {
+		d   Device
+		sum string
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var x row
+		err := r.Scan(&x.d.ID, &x.d.UserID, &x.d.ChatID, &x.d.Name, &x.d.PairedAt, &x.sum)
+		return x, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Device, 0, len(found))
+	for _, x := range found {
+		why := s.identityWhy(x.d, x.sum)
+		x.d.Sealed = why == ""
+		if !x.d.Sealed {
+			s.refuse(ctx, "paired identity", x.d.ID, why, fixIdentity)
+		}
+		out = append(out, x.d)
+	}
+	return out, nil
 }
 
 // Unpair removes a paired identity.
@@ -149,14 +230,24 @@ func (s *Store) persist(ctx context.Context, us []Update) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		next := int64(0)
 		for _, u := range us {
-			b, _ := json.Marshal(u)
+			b, _ := json.Marshal(s.hideCode(u))
 			if s.Scrub != nil {
 				b = s.Scrub.JSON(b)
 			}
 			b = redact.StorableJSON(b) // a NUL in a message would fail the whole batch
-			if _, err := tx.Exec(ctx, `INSERT INTO core.surface_updates (surface, update_id, payload) VALUES ($1, $2, $3)
-				ON CONFLICT (surface, update_id) DO NOTHING`, Surface, u.UpdateID, b); err != nil {
+			// The seal covers the payload as the database gives it back.
+			var stored string
+			err := tx.QueryRow(ctx, `INSERT INTO core.surface_updates (surface, update_id, payload) VALUES ($1, $2, $3)
+				ON CONFLICT (surface, update_id) DO NOTHING RETURNING payload::text`, Surface, u.UpdateID, b).Scan(&stored)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows): // stored before
+			case err != nil:
 				return err
+			case !s.Key.IsZero():
+				if _, err := tx.Exec(ctx, `UPDATE core.surface_updates SET seal = $3 WHERE surface = $1 AND update_id = $2`,
+					Surface, u.UpdateID, s.updateSeal(u.UpdateID, stored)); err != nil {
+					return err
+				}
 			}
 			if u.UpdateID+1 > next {
 				next = u.UpdateID + 1
@@ -195,24 +286,48 @@ func (s *Store) LastPoll(ctx context.Context) (time.Time, error) {
 	return t, err
 }
 
-// pending are the stored updates not yet handled, in order.
+// pending are the stored updates not yet handled, in order. An update buddi did not store
+// (its seal does not check: written into the table, or stored by an earlier buddi) is set
+// aside as ignored and recorded, never handled.
 func (s *Store) pending(ctx context.Context) ([]Update, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT payload FROM core.surface_updates WHERE surface = $1 AND state = 'pending' ORDER BY update_id LIMIT 100`, Surface)
+	rows, err := s.Pool.Query(ctx, `SELECT update_id, payload::text, seal FROM core.surface_updates
+		WHERE surface = $1 AND state = 'pending' ORDER BY update_id LIMIT 100`, Surface)
 	if err != nil {
 		return nil, err
 	}
-	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	type row struct {
+		id      int64
+		payload string
+		sum     string
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var x row
+		err := r.Scan(&x.id, &x.payload, &x.sum)
+		return x, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Update, 0, len(raws))
-	for _, r := range raws {
+	out := make([]Update, 0, len(found))
+	for _, x := range found {
+		if why := s.Key.Why(x.sum, purposeUpdate, Surface, strconv.FormatInt(x.id, 10), x.payload); why != "" {
+			s.refuse(ctx, "update", x.id, why, fixUpdate)
+			if err := markHandled(ctx, s.Pool, x.id, "ignored", "refused: "+why); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var u Update
-		if err := json.Unmarshal(r, &u); err == nil {
+		if err := json.Unmarshal([]byte(x.payload), &u); err == nil {
 			out = append(out, u)
 		}
 	}
 	return out, nil
+}
+
+// updateSeal seals a stored update: its id and its payload as the database keeps it.
+func (s *Store) updateSeal(id int64, payload string) string {
+	return s.Key.Seal(purposeUpdate, Surface, strconv.FormatInt(id, 10), payload)
 }
 
 // markHandled records how an update ended, through q (the transaction of its effect, so an
