@@ -97,6 +97,9 @@ func (d developerSettings) Settings(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	for _, w := range wss {
+		if w.Refused != "" { // not one buddi set: no workspace (logged, and recorded as developer.forged)
+			continue
+		}
 		mode, err := d.store.Mode(ctx, w.Agent)
 		if err != nil {
 			return nil, err
@@ -114,6 +117,9 @@ func (d developerSettings) Settings(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	for _, a := range allowed {
+		if a.Refused != "" { // allows nothing
+			continue
+		}
 		out.Allowed = append(out.Allowed, allowedRow{ID: a.ID, Agent: a.Agent, Workspace: a.Workspace, Command: strings.Join(a.Argv, " "), Prefix: a.Prefix})
 	}
 	return out, nil

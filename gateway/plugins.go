@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/artifact"
+	"buddi/core/seal"
 	"buddi/migrations"
 	"buddi/plugins"
 	"buddi/plugins/developer"
@@ -23,14 +25,18 @@ import (
 // data directory and, in buddi serve, the process host of the supervision tree (nil
 // elsewhere). The composition root is the one place that names them; core never imports a
 // plugin.
+//
+// Without the installation's seal key the developer plugin honours no workspace, mode or
+// remembered command: these manifests serve for their schemas, specs and sentinels' names.
 func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
-	return ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits)
+	return ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits, seal.Key{}, nil)
 }
 
 // ServeManifests are the Manifests as buddi serve runs them: with the preview server behind
-// developer.preview, headless Chromium behind developer.screenshot, and core's artifact store.
-func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server, reminders scheduler.ReminderLimits) []plugins.Manifest {
-	deps := developer.Deps{Pool: pool, DataDir: home, Processes: processes}
+// developer.preview, headless Chromium behind developer.screenshot, core's artifact store,
+// and the seal key the developer plugin's records are checked under (refusals logged to log).
+func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server, reminders scheduler.ReminderLimits, key seal.Key, log *slog.Logger) []plugins.Manifest {
+	deps := developer.Deps{Pool: pool, DataDir: home, Processes: processes, Seal: key, Log: log}
 	if previews != nil {
 		deps.Previews = previewChecker{previews}
 		deps.Screenshots = shot.Chromium{}

@@ -136,7 +136,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		}
 	}()
 	procs := &processHost{}
-	devStore := developer.NewStore(src.Pool, nil)
+	devStore := developer.NewStore(src.Pool, sealKey, nil)
+	devStore.Log = log
 	artifacts := artifact.NewStore(src.Pool, cfg.Home)
 	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Seal: sealKey, Resolve: previewResolver(devStore), Log: log,
 		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
@@ -145,7 +146,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
-	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits)
+	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, log)
 	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
@@ -336,7 +337,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		h.telegram = true
 	}
 	if node != nil {
-		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, node.Names, src.Pool, log), pool: src.Pool,
+		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, node.Names, src.Pool, sealKey, log), pool: src.Pool, seal: sealKey,
 			previews: previewSrv, previewPort: previewPort, devStore: devStore, log: log}
 		tn.dashboard = func() *dashboard.Server {
 			d := dashDeps()

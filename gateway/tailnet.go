@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/config"
+	"buddi/core/seal"
 	"buddi/core/vault"
 	"buddi/health"
 	"buddi/plugins/developer"
@@ -61,6 +62,7 @@ type tailnetServing struct {
 	node        *tailnet.Node
 	gate        *tailnet.Gate
 	pool        *pgxpool.Pool
+	seal        seal.Key                 // the owner's login is checked under it
 	dashboard   func() *dashboard.Server // the dashboard as served on the tailnet
 	previews    *preview.Server
 	previewPort int
@@ -82,7 +84,7 @@ func (t *tailnetServing) health(ctx context.Context) *health.Tailnet {
 			h.URL = "https://" + st.DNSName + "/"
 		}
 	}
-	if owner, err := tailnet.Owner(ctx, t.pool); err == nil {
+	if owner, err := tailnet.Owner(ctx, t.pool, t.seal); err == nil {
 		h.Owner = owner
 	}
 	t.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"buddi/core/eventlog"
+	"buddi/core/seal"
 )
 
 // WhoIser says who is on the other end of a tailnet connection: the node's WhoIs.
@@ -24,7 +25,10 @@ type Gate struct {
 	who   WhoIser
 	names func() []string
 	pool  Querier
+	key   seal.Key
 	log   *slog.Logger
+
+	forged seal.Refusals // forged owner logins recorded already
 
 	mu      sync.Mutex
 	refused map[string]time.Time // login/node/reason → when last recorded
@@ -46,12 +50,13 @@ const whoisFresh = 10 * time.Second
 const refusalQuiet = time.Minute
 
 // NewGate builds the gate over the node's WhoIs, the node's names (a request's Host must be
-// one of them), and the database that holds the owner's login.
-func NewGate(who WhoIser, names func() []string, pool Querier, log *slog.Logger) *Gate {
+// one of them), the database that holds the owner's login, and the key its seal is checked
+// under (a login whose seal does not check is no owner).
+func NewGate(who WhoIser, names func() []string, pool Querier, key seal.Key, log *slog.Logger) *Gate {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{who: who, names: names, pool: pool, log: log.With("service", "tailnet"), refused: map[string]time.Time{}, callers: map[string]known{}}
+	return &Gate{who: who, names: names, pool: pool, key: key, log: log.With("service", "tailnet"), refused: map[string]time.Time{}, callers: map[string]known{}}
 }
 
 // Verdict is what the gate found about a request.
@@ -99,8 +104,23 @@ func (g *Gate) Check(r *http.Request) Verdict {
 	if err != nil {
 		return Verdict{Err: err, ForeignHost: !g.HostOK(r)}
 	}
-	owner, err := Owner(ctx, g.pool)
-	return Verdict{Caller: c, Owner: owner, OwnerErr: err, ForeignHost: !g.HostOK(r)}
+	p, err := ReadOwner(ctx, g.pool, g.key)
+	if p.Refused != "" {
+		g.refuseOwner(ctx, p)
+	}
+	return Verdict{Caller: c, Owner: p.Login, OwnerErr: err, ForeignHost: !g.HostOK(r)}
+}
+
+// refuseOwner records, once per login and process, an owner login whose seal does not check:
+// a tailnet.forged event and a log line.
+func (g *Gate) refuseOwner(ctx context.Context, p Pinned) {
+	if !g.forged.First(p.Refused + "\x00" + p.sum) {
+		return
+	}
+	g.log.Warn("the stored owner's tailnet login is refused: "+p.Why+"; "+ownerFix, "login", p.Refused)
+	if _, err := eventlog.Append(ctx, g.pool, "tailnet.forged", "", map[string]any{"row": "owner login", "login": p.Refused, "reason": p.Why, "fix": ownerFix}); err != nil {
+		g.log.Warn("record a refused owner login", "err", err)
+	}
 }
 
 // whois asks the node who calls from remoteAddr, reusing an answer younger than whoisFresh.

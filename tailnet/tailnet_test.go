@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/seal/sealtest"
 	"buddi/internal/pgtest"
 	"buddi/tailnet"
 	"buddi/tailnet/tailnettest"
@@ -62,6 +63,7 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 	defer cancel()
 	ctl := tailnettest.StartControl(t)
 	pool := pgtest.Pool(t)
+	key := sealtest.Key(t)
 
 	node, err := tailnet.Start(tailnet.Config{Dir: t.TempDir(), ControlURL: ctl.URL, Ephemeral: true})
 	if err != nil {
@@ -82,7 +84,7 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 		t.Fatalf("the phone and the laptop share the login %s", owner)
 	}
 
-	gate := tailnet.NewGate(node.WhoIs, node.Names, pool, nil)
+	gate := tailnet.NewGate(node.WhoIs, node.Names, pool, key, nil)
 	l, err := node.Listen(8080)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 		t.Fatalf("want one tailnet.refused event for %s", owner)
 	}
 
-	if err := tailnet.SetOwner(ctx, pool, owner); err != nil {
+	if err := tailnet.SetOwner(ctx, pool, key, owner); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := get(t, ctx, phone.HTTPClient(), url); code != http.StatusOK || body != "hello owner" {
@@ -130,7 +132,7 @@ func TestOnlyTheOwnersLoginGetsIn(t *testing.T) {
 		resp.Body.Close()
 	}
 	// A ticket redeemed later cannot take the owner's place.
-	if got, err := tailnet.PinOwner(ctx, pool, stranger); err != nil || got != owner {
+	if got, err := tailnet.PinOwner(ctx, pool, key, stranger); err != nil || got != owner {
 		t.Fatalf("PinOwner with an owner set: %q %v", got, err)
 	}
 

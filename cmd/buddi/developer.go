@@ -54,6 +54,10 @@ func withAgentStore(env *runEnv, agent string, fn func(id string, store *develop
 
 // openDeveloper opens the database and the developer plugin's store.
 func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
+	key, err := loadSeal()
+	if err != nil {
+		return nil, nil, err
+	}
 	src, err := openActions(env)
 	if err != nil {
 		return nil, nil, err
@@ -70,7 +74,7 @@ func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
 			return nil, nil, &exitError{code: 3, err: fmt.Errorf("schema %s is not current: run `buddi db migrate`", st.Schema)}
 		}
 	}
-	return src, developer.NewStore(src.Pool, nil), nil
+	return src, developer.NewStore(src.Pool, key, nil), nil
 }
 
 type developerWorkspaceCmd struct {
@@ -94,7 +98,16 @@ func (c developerWorkspaceShowCmd) Run(env *runEnv) error {
 			return err
 		}
 		if c.JSON {
-			return writeJSON(env, map[string]any{"agent": id, "workspace": nullable(found, w), "mode": mode})
+			out := map[string]any{"agent": id, "workspace": nullable(found, w), "mode": mode}
+			if w.Refused != "" {
+				out["refused"] = map[string]string{"directory": w.Directory, "reason": w.Refused}
+			}
+			return writeJSON(env, out)
+		}
+		if !found && w.Refused != "" {
+			fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): the one on record, %s, is refused because %s; set it again with `buddi developer workspace set --agent %s DIR`\n",
+				id, mode, w.Directory, w.Refused, c.Agent)
+			return nil
 		}
 		if !found {
 			fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): set one with `buddi developer workspace set --agent %s DIR`\n", id, mode, c.Agent)
@@ -138,11 +151,8 @@ func (c developerWorkspaceSetCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	w, err := store.SetWorkspace(env.ctx, id, dir, "owner:terminal")
+	w, err := store.SetWorkspace(env.ctx, id, dir, "owner:terminal", spawn.Capture(os.Environ()).Path)
 	if err != nil {
-		return err
-	}
-	if err := store.CaptureEnvironment(env.ctx, id, spawn.Capture(os.Environ()).Path); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "%s now works in %s\n", id, w.Directory)
@@ -165,11 +175,14 @@ func (c developerModeCmd) Run(env *runEnv) error {
 				return err
 			}
 		}
-		mode, err := store.Mode(env.ctx, id)
+		mode, refused, err := store.ReadMode(env.ctx, id)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "%s is in %s mode; it applies to the next call\n", id, mode)
+		if refused != "" {
+			fmt.Fprintf(env.stdout, "The mode on record is refused because %s: set it again with `buddi developer mode --agent %s MODE`.\n", refused, c.Agent)
+		}
 		return nil
 	})
 }
@@ -200,12 +213,20 @@ func (c developerAllowedListCmd) Run(env *runEnv) error {
 			fmt.Fprintln(env.stdout, "no commands allowed: every command off the run list asks you")
 			return nil
 		}
+		refused := 0
 		for _, r := range list {
 			kind := "exactly"
 			if r.Prefix {
 				kind = "and anything after it"
 			}
-			fmt.Fprintf(env.stdout, "%d  %s  (%s) in %s\n", r.ID, strings.Join(r.Argv, " "), kind, r.Workspace)
+			note := ""
+			if r.Refused != "" {
+				note, refused = "  NOT SEALED: allows nothing", refused+1
+			}
+			fmt.Fprintf(env.stdout, "%d  %s  (%s) in %s%s\n", r.ID, strings.Join(r.Argv, " "), kind, r.Workspace, note)
+		}
+		if refused > 0 {
+			fmt.Fprintln(env.stdout, "A command that is not sealed was allowed by an earlier buddi or written into the database: it asks again on its next card; forget it with `buddi developer allowed forget ID`.")
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"buddi/core/seal"
 	"buddi/doctor"
 	"buddi/gateway"
 	"buddi/health"
@@ -26,6 +27,7 @@ type tailnetCmd struct {
 type tailnetView struct {
 	Enabled  bool            `json:"enabled"`            // the saved setting (buddi tailnet on/off)
 	Owner    string          `json:"owner"`              // the owner's tailnet login, "" until set
+	Refused  string          `json:"refused,omitempty"`  // a stored login buddi did not seal: nobody's
 	Previews bool            `json:"previews"`           // Settings → Developer's switch
 	Serving  bool            `json:"serving"`            // a running buddi answered
 	Node     *health.Tailnet `json:"node,omitempty"`     // the running node, when buddi serves with it on
@@ -44,6 +46,10 @@ func (c tailnetStatusCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	key, err := seal.Load(cfg.Home)
+	if err != nil {
+		return err
+	}
 	src, err := openActions(env)
 	if err != nil {
 		return err
@@ -53,10 +59,12 @@ func (c tailnetStatusCmd) Run(env *runEnv) error {
 	if v.Enabled, err = tailnet.Enabled(env.ctx, src.Pool); err != nil {
 		return err
 	}
-	if v.Owner, err = tailnet.Owner(env.ctx, src.Pool); err != nil {
+	pinned, err := tailnet.ReadOwner(env.ctx, src.Pool, key)
+	if err != nil {
 		return err
 	}
-	if v.Previews, err = developer.NewStore(src.Pool, nil).TailnetPreviews(env.ctx); err != nil {
+	v.Owner, v.Refused = pinned.Login, pinned.Refused
+	if v.Previews, err = developer.NewStore(src.Pool, key, nil).TailnetPreviews(env.ctx); err != nil {
 		return err
 	}
 	if rep, err := doctor.Serving(env.ctx, cfg); err == nil {
@@ -65,6 +73,9 @@ func (c tailnetStatusCmd) Run(env *runEnv) error {
 	switch {
 	case v.Node != nil && v.Node.Problem != "":
 		v.Problem = v.Node.Problem
+	case v.Refused != "":
+		v.Problem = fmt.Sprintf("the stored owner login %s carries no seal from this buddi (an earlier buddi wrote it, or it was written into the database), so the tailnet answers no one", v.Refused)
+		v.Fix = fmt.Sprintf("if %s is yours, run `buddi tailnet owner %s` again", v.Refused, v.Refused)
 	case v.Owner == "" && (v.Enabled || v.Node != nil):
 		v.Problem = "no owner login is set, so the tailnet gets nothing but 403s"
 		v.Fix = "run `buddi tailnet owner LOGIN`, or open a link from `buddi dashboard --tailnet` on your phone"
@@ -78,7 +89,10 @@ func (c tailnetStatusCmd) Run(env *runEnv) error {
 	onOff := map[bool]string{true: "on", false: "off"}
 	fmt.Fprintf(env.stdout, "tailnet     %s (saved setting; buddi serve --tailnet turns it on for one run)\n", onOff[v.Enabled])
 	owner := v.Owner
-	if owner == "" {
+	switch {
+	case v.Refused != "":
+		owner = "not set (" + v.Refused + " is stored, but not sealed)"
+	case owner == "":
 		owner = "not set"
 	}
 	fmt.Fprintf(env.stdout, "owner       %s\n", owner)
@@ -128,7 +142,11 @@ func setTailnet(env *runEnv, on bool) error {
 	}
 	if on {
 		fmt.Fprintln(env.stdout, "The tailnet is on from the next start of buddi serve.")
-		owner, err := tailnet.Owner(env.ctx, src.Pool)
+		key, err := loadSeal()
+		if err != nil {
+			return err
+		}
+		owner, err := tailnet.Owner(env.ctx, src.Pool, key)
 		if err == nil && owner == "" {
 			fmt.Fprintln(env.stderr, "Set the owner's login with `buddi tailnet owner LOGIN`: until then the tailnet gets 403s.")
 		}
@@ -146,12 +164,16 @@ func (c tailnetOwnerCmd) Run(env *runEnv) error {
 	if err := tailnet.ValidLogin(c.Login); err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	key, err := loadSeal()
+	if err != nil {
+		return err
+	}
 	src, err := openActions(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	if err := tailnet.SetOwner(env.ctx, src.Pool, c.Login); err != nil {
+	if err := tailnet.SetOwner(env.ctx, src.Pool, key, c.Login); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "On the tailnet, buddi answers %s and no one else.\n", c.Login)
@@ -197,7 +219,11 @@ func (c tailnetPreviewsCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	if err := developer.NewStore(src.Pool, nil).SetTailnetPreviews(env.ctx, c.State == "on"); err != nil {
+	key, err := loadSeal()
+	if err != nil {
+		return err
+	}
+	if err := developer.NewStore(src.Pool, key, nil).SetTailnetPreviews(env.ctx, c.State == "on"); err != nil {
 		return err
 	}
 	if c.State == "on" {

@@ -268,6 +268,18 @@ func TestTailnetFailuresAreNamed(t *testing.T) {
 		!status.Serving || !strings.Contains(status.Problem, "auth key") {
 		t.Fatalf("tailnet status: %d %s", code, out)
 	}
+	// Whoever can write the database names another owner: it is nobody's, and status says so.
+	if _, err := dbConn(t, home).Exec(context.Background(), `UPDATE core.system_flags SET value = '{"login":"mallory@evil.example","how":"command"}' WHERE key = 'tailnet_owner'`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "tailnet", "status", "--json")
+	var forged struct{ Owner, Refused string }
+	if code != 0 || json.Unmarshal([]byte(out), &forged) != nil || forged.Owner != "" || forged.Refused != "mallory@evil.example" {
+		t.Fatalf("tailnet status with a forged owner: %d %s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "tailnet", "status"); code != 0 || !strings.Contains(out, "not sealed") {
+		t.Fatalf("tailnet status with a forged owner: %d %s", code, out)
+	}
 	if code, out, errOut := runBuddi(t, append(vars, "BUDDI_TAILNET_HOSTNAME=Not_A_Label"), time.Minute, "serve", "--tailnet"); code != 2 || !strings.Contains(errOut, "not a DNS label") {
 		t.Fatalf("serve with a bad tailnet hostname: %d %s%s", code, out, errOut)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"buddi/core/registry"
+	"buddi/core/seal"
 	"buddi/internal/pgtest"
 	"buddi/migrations"
 	"buddi/plugins"
@@ -19,6 +20,9 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// testKey is the installation's seal key in these tests.
+var testKey, _ = seal.New([]byte("developer plugin tests' seal key!"))
 
 // testNow is every test's clock.
 var testNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -85,7 +89,7 @@ func setup(t *testing.T, edits ...func(*Deps)) *testBundle {
 	symlink(t, filepath.Join(b.outside, "secret.txt"), filepath.Join(b.ws, "link-file-out"))
 
 	pool := pgtest.Pool(t)
-	b.deps = Deps{Pool: pool, Home: b.home, DataDir: b.data, Now: func() time.Time { return testNow }}
+	b.deps = Deps{Pool: pool, Home: b.home, DataDir: b.data, Now: func() time.Time { return testNow }, Seal: testKey}
 	for _, e := range edits {
 		e(&b.deps)
 	}
@@ -96,7 +100,7 @@ func setup(t *testing.T, edits ...func(*Deps)) *testBundle {
 	if b.reg, err = registry.New(m); err != nil {
 		t.Fatal(err)
 	}
-	b.store = NewStore(pool, b.deps.Now)
+	b.store = NewStore(pool, b.deps.Seal, b.deps.Now)
 	b.setWorkspace(t, agent, b.ws)
 	return b
 }
@@ -136,7 +140,7 @@ func (b *testBundle) engines(t *testing.T) []*testBundle {
 // setWorkspace records dir as who's workspace.
 func (b *testBundle) setWorkspace(t *testing.T, who, dir string) {
 	t.Helper()
-	if _, err := b.store.SetWorkspace(context.Background(), who, dir, "owner:test"); err != nil {
+	if _, err := b.store.SetWorkspace(context.Background(), who, dir, "owner:test", ""); err != nil {
 		t.Fatal(err)
 	}
 }

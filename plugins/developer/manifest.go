@@ -7,12 +7,14 @@ import (
 
 	"embed"
 	"io/fs"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/seal"
 	"buddi/plugins"
 	"buddi/plugins/developer/confine"
 	"buddi/plugins/developer/spawn"
@@ -75,6 +77,13 @@ type Deps struct {
 	// cannot, every run, start and git call asks the owner, with a card saying the command
 	// would run unboxed. Default: sandbox.Check.
 	SandboxCheck func() error
+	// Seal is the installation's key: workspaces, modes, remembered commands and the tailnet
+	// switch are sealed with it where the owner sets them, and checked where they are read.
+	// The zero key refuses them all (no workspace, ask mode, nothing remembered).
+	Seal seal.Key
+	// Log receives a line for each record refused for its seal; nil logs none (the
+	// developer.forged event is recorded either way).
+	Log *slog.Logger
 }
 
 // Root validates dir as a workspace directory and returns its confinement: dir must be an
@@ -122,7 +131,9 @@ func newPlugin(deps Deps) *plugin {
 	if host == nil {
 		host = &localHost{}
 	}
-	return &plugin{deps: deps, store: NewStore(deps.Pool, deps.Now), owner: ownerEnvironment(), host: host}
+	store := NewStore(deps.Pool, deps.Seal, deps.Now)
+	store.Log = deps.Log
+	return &plugin{deps: deps, store: store, owner: ownerEnvironment(), host: host}
 }
 
 // Manifest is the developer plugin (seed 000): its schema, its migrations and its tools.

@@ -305,6 +305,13 @@ func (p *plugin) lastProcess(ctx context.Context, agent, name string) (logPath s
 		return "", ident, refusef("%s has no process named %q.", agent, name)
 	}
 	ident.StartTime = uint64(st)
+	// The log is where developer.start writes it, whatever the row says: a path written into
+	// the table would read the owner's files back to the model.
+	if want := filepath.Join(p.logDir(), agent+"."+name+".log"); err == nil && logPath != want {
+		why := fmt.Sprintf("its log path %s is not where buddi writes the process's log", logPath)
+		p.store.refuse(ctx, "process", agent+"/"+name, why, "stop it on Settings → Developer; nothing was read")
+		return "", ident, refusef("The record of process %q is not one buddi wrote (%s); nothing was read.", name, why)
+	}
 	return logPath, ident, err
 }
 

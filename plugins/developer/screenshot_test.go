@@ -113,7 +113,7 @@ func TestScreenshotReachesOnlyTheProcessesOwnSocket(t *testing.T) {
 	host := &localHost{}
 	store := &fakeArtifacts{}
 	b := setup(t, withHost(host), func(d *Deps) {
-		devStore := NewStore(d.Pool, nil)
+		devStore := NewStore(d.Pool, d.Seal, nil)
 		srv := preview.New(preview.Deps{Pool: d.Pool, Seal: sealtest.Key(t), Refused: []int{dashPort, ownPort},
 			Resolve: func(ctx context.Context, plugin, name string) (preview.Target, error) {
 				p, err := devStore.RunningProcess(ctx, name)
@@ -203,7 +203,7 @@ func TestScreenshotOfAnIPv6OnlySocket(t *testing.T) {
 	host := &localHost{}
 	store := &fakeArtifacts{}
 	b := setup(t, withHost(host), func(d *Deps) {
-		devStore := NewStore(d.Pool, nil)
+		devStore := NewStore(d.Pool, d.Seal, nil)
 		srv := preview.New(preview.Deps{Pool: d.Pool, Seal: sealtest.Key(t),
 			Resolve: func(ctx context.Context, plugin, name string) (preview.Target, error) {
 				p, err := devStore.RunningProcess(ctx, name)

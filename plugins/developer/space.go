@@ -31,6 +31,9 @@ func (p *plugin) space(ctx context.Context, agent string) (*space, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !ok && ws.Refused != "" {
+		return nil, refusef("Agent %q has no workspace: the one on record (%s) is refused, because %s. The owner sets it again through developer.workspace or `buddi developer workspace set`.", agent, ws.Directory, ws.Refused)
+	}
 	if !ok {
 		return nil, refusef("Agent %q has no workspace, and the developer tools work only inside one: the owner grants it through developer.workspace.", agent)
 	}

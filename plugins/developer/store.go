@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/eventlog"
+	"buddi/core/seal"
 	"buddi/plugins/developer/runlist"
 	"buddi/plugins/developer/spawn"
 )
@@ -23,17 +27,58 @@ const DefaultMode = runlist.ModeRun
 
 // Store reads and writes the developer schema: workspaces, modes and remembered commands.
 // Every query names its schema. A Store is safe for concurrent use.
+//
+// What decides what runs without a card (a workspace with the PATH and git captured with it,
+// a mode, a remembered command, the tailnet switch) is sealed with the installation's key
+// when the owner's path writes it, and checked where it is read: a record whose seal does not
+// check is refused (a workspace, a remembered command: absent; a mode: ask; the switch: off),
+// recorded once as developer.forged, and logged.
 type Store struct {
 	pool *pgxpool.Pool
+	key  seal.Key
 	now  func() time.Time
+	// Log receives a line for each refused record; nil logs none (the event is recorded).
+	Log *slog.Logger
+
+	refused seal.Refusals // the refused records reported already
 }
 
-// NewStore returns a Store over pool; now is its clock (nil: time.Now).
-func NewStore(pool *pgxpool.Pool, now func() time.Time) *Store {
+// NewStore returns a Store over pool, sealing and checking with key (the zero key refuses
+// every record and writes none); now is its clock (nil: time.Now).
+func NewStore(pool *pgxpool.Pool, key seal.Key, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{pool: pool, now: now}
+	return &Store{pool: pool, key: key, now: now}
+}
+
+// The seals' purposes, one per kind of record.
+const (
+	purposeWorkspace  = "developer.workspace"  // agent, directory, set at, set by, PATH, git
+	purposeMode       = "developer.mode"       // agent, mode, updated at
+	purposeRemembered = "developer.remembered" // id, agent, workspace, argv, prefix, created at
+	purposeTailnet    = "developer.tailnet"    // on or off, updated at
+)
+
+// ErrNoKey is a write through a Store without the installation's key: nothing is recorded
+// that buddi could not check later.
+var ErrNoKey = errors.New("developer: no seal key: the owner's records cannot be sealed")
+
+// stamp is the clock's now as a sealed record keeps it.
+func (s *Store) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// refuse records a record that is not buddi's own, once per process: a developer.forged event
+// and a log line, each with what the owner does about it.
+func (s *Store) refuse(ctx context.Context, row, id, why, fix string) {
+	if !s.refused.First(row + "\x00" + id + "\x00" + why) {
+		return
+	}
+	if s.Log != nil {
+		s.Log.Warn("a developer record is refused: "+why+"; "+fix, "service", "developer", "row", row, "id", id)
+	}
+	if _, err := eventlog.Append(ctx, s.pool, "developer.forged", "", map[string]any{"row": row, "id": id, "reason": why, "fix": fix}); err != nil && s.Log != nil {
+		s.Log.Warn("record a refused developer record", "service", "developer", "err", err)
+	}
 }
 
 // Workspace is one agent's workspace record (§2).
@@ -50,54 +95,65 @@ type Workspace struct {
 	Path string `json:"path"`
 	// Git is the git binary found on Path then, or empty.
 	Git string `json:"git"`
+	// Refused says why the record is not honoured ("" when buddi sealed it): the agent has
+	// no workspace until the owner sets it again.
+	Refused string `json:"refused,omitempty"`
 }
 
-// CaptureEnvironment records the PATH commands of agent's workspace are resolved on, and the
-// git binary found on it (§11), as they are when the workspace is set.
-func (s *Store) CaptureEnvironment(ctx context.Context, agent, path string) error {
-	if s == nil || s.pool == nil {
-		return errNoDatabase
-	}
-	git, err := spawn.Resolve("git", path)
-	if err != nil {
-		git = ""
-	}
-	if _, err := s.pool.Exec(ctx, `UPDATE developer.workspaces SET path = $2, git = $3 WHERE agent = $1`, agent, path, git); err != nil {
-		return fmt.Errorf("developer: capture the environment of %q: %w", agent, err)
-	}
-	return nil
+// fields are what the workspace's seal covers: every field that decides where and with what the
+// agent's commands run.
+func (w Workspace) fields() []string {
+	return []string{w.Agent, w.Directory, seal.Stamp(w.SetAt), w.SetBy, w.Path, w.Git}
 }
 
-// Workspace returns agent's workspace; ok is false when it has none.
+// fixWorkspace says what the owner does about a refused workspace.
+func fixWorkspace(agent string) string {
+	return fmt.Sprintf("set it again with `buddi developer workspace set --agent %s DIR`, or approve the agent's developer.workspace card", agent)
+}
+
+// scanWorkspace reads a workspace row and checks its seal.
+func (s *Store) scanWorkspace(ctx context.Context, row pgx.Row) (Workspace, error) {
+	var w Workspace
+	var sum string
+	if err := row.Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy, &w.Path, &w.Git, &sum); err != nil {
+		return w, err
+	}
+	if w.Refused = s.key.Why(sum, purposeWorkspace, w.fields()...); w.Refused != "" {
+		s.refuse(ctx, "workspace", w.Agent, w.Refused, fixWorkspace(w.Agent))
+	}
+	return w, nil
+}
+
+const selectWorkspace = `SELECT agent, directory, set_at, set_by, path, git, seal FROM developer.workspaces`
+
+// Workspace returns agent's workspace; ok is false when it has none, or when its record is
+// refused (w.Refused says why).
 func (s *Store) Workspace(ctx context.Context, agent string) (w Workspace, ok bool, err error) {
 	if s == nil || s.pool == nil {
 		return w, false, errNoDatabase
 	}
-	err = s.pool.QueryRow(ctx,
-		`SELECT agent, directory, set_at, set_by, path, git FROM developer.workspaces WHERE agent = $1`, agent).
-		Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy, &w.Path, &w.Git)
+	w, err = s.scanWorkspace(ctx, s.pool.QueryRow(ctx, selectWorkspace+` WHERE agent = $1`, agent))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Workspace{}, false, nil
 	}
 	if err != nil {
 		return Workspace{}, false, fmt.Errorf("developer: read the workspace of %q: %w", agent, err)
 	}
-	return w, true, nil
+	return w, w.Refused == "", nil
 }
 
-// Workspaces lists every agent's workspace, by agent, for the Settings page and the CLI.
+// Workspaces lists every agent's workspace record, by agent, for the Settings page and the
+// CLI; a refused one has Refused set.
 func (s *Store) Workspaces(ctx context.Context) ([]Workspace, error) {
 	if s == nil || s.pool == nil {
 		return nil, errNoDatabase
 	}
-	rows, err := s.pool.Query(ctx, `SELECT agent, directory, set_at, set_by, path, git FROM developer.workspaces ORDER BY agent`)
+	rows, err := s.pool.Query(ctx, selectWorkspace+` ORDER BY agent`)
 	if err != nil {
 		return nil, fmt.Errorf("developer: list workspaces: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Workspace, error) {
-		var w Workspace
-		err := r.Scan(&w.Agent, &w.Directory, &w.SetAt, &w.SetBy, &w.Path, &w.Git)
-		return w, err
+		return s.scanWorkspace(ctx, r)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("developer: list workspaces: %w", err)
@@ -105,13 +161,19 @@ func (s *Store) Workspaces(ctx context.Context) ([]Workspace, error) {
 	return out, nil
 }
 
-// SetWorkspace records dir as agent's one workspace, replacing any other. dir must be
-// absolute and clean; SetWorkspace checks nothing on disk, so a caller first validates the
-// directory with [Deps.Root] (protected paths, a real directory) and passes Root.Dir.
-// setBy is "approval" or "owner:<surface>".
-func (s *Store) SetWorkspace(ctx context.Context, agent, dir, setBy string) (Workspace, error) {
+// SetWorkspace records dir as agent's one workspace, replacing any other, with the PATH its
+// commands resolve on (path; "" for the plugin's own) and the git binary found on it (§11),
+// sealed. dir must be absolute and clean; SetWorkspace checks nothing on disk, so a caller
+// first validates the directory with [Deps.Root] (protected paths, a real directory) and
+// passes Root.Dir. setBy is "approval" or "owner:<surface>". An agent with no mode on record
+// gets DefaultMode recorded with it: an agent with a workspace always has one, so a mode
+// removed from the database reads as ask, never as the default.
+func (s *Store) SetWorkspace(ctx context.Context, agent, dir, setBy, path string) (Workspace, error) {
 	if s == nil || s.pool == nil {
 		return Workspace{}, errNoDatabase
+	}
+	if s.key.IsZero() {
+		return Workspace{}, ErrNoKey
 	}
 	if agent == "" {
 		return Workspace{}, errors.New("developer: a workspace needs an agent")
@@ -122,40 +184,88 @@ func (s *Store) SetWorkspace(ctx context.Context, agent, dir, setBy string) (Wor
 	if setBy == "" {
 		return Workspace{}, errors.New("developer: say who sets the workspace")
 	}
-	w := Workspace{Agent: agent, Directory: dir, SetAt: s.now().UTC().Truncate(time.Microsecond), SetBy: setBy}
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO developer.workspaces (agent, directory, set_at, set_by) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (agent) DO UPDATE SET directory = EXCLUDED.directory, set_at = EXCLUDED.set_at, set_by = EXCLUDED.set_by`,
-		w.Agent, w.Directory, w.SetAt, w.SetBy)
+	w := Workspace{Agent: agent, Directory: dir, SetAt: s.stamp(), SetBy: setBy, Path: path}
+	if path != "" {
+		if git, err := spawn.Resolve("git", path); err == nil {
+			w.Git = git
+		}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO developer.workspaces (agent, directory, set_at, set_by, path, git, seal) VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (agent) DO UPDATE SET directory = EXCLUDED.directory, set_at = EXCLUDED.set_at, set_by = EXCLUDED.set_by,
+				path = EXCLUDED.path, git = EXCLUDED.git, seal = EXCLUDED.seal`,
+			w.Agent, w.Directory, w.SetAt, w.SetBy, w.Path, w.Git, s.key.Seal(purposeWorkspace, w.fields()...)); err != nil {
+			return err
+		}
+		at := s.stamp()
+		_, err := tx.Exec(ctx, `INSERT INTO developer.settings (agent, mode, updated_at, seal) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (agent) DO NOTHING`, agent, string(DefaultMode), at, s.modeSeal(agent, DefaultMode, at))
+		return err
+	})
 	if err != nil {
 		return Workspace{}, fmt.Errorf("developer: set the workspace of %q: %w", agent, err)
 	}
 	return w, nil
 }
 
-// Mode returns agent's mode, read from the record on every call (§3: "changing it … changes
-// the next call and not the run"); DefaultMode when the owner never set one.
-func (s *Store) Mode(ctx context.Context, agent string) (runlist.Mode, error) {
-	if s == nil || s.pool == nil {
-		return "", errNoDatabase
-	}
-	var mode string
-	err := s.pool.QueryRow(ctx, `SELECT mode FROM developer.settings WHERE agent = $1`, agent).Scan(&mode)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return DefaultMode, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("developer: read the mode of %q: %w", agent, err)
-	}
-	return runlist.ParseMode(mode)
+// modeSeal seals agent's mode as set at at.
+func (s *Store) modeSeal(agent string, mode runlist.Mode, at time.Time) string {
+	return s.key.Seal(purposeMode, agent, string(mode), seal.Stamp(at))
 }
 
-// SetMode sets agent's mode. Only the owner sets the mode (§3: "changed by the owner …
-// never by the agent"): the owner's surfaces (Settings → Developer, `buddi developer mode`)
+// Mode returns agent's mode, read from the record on every call (§3: "changing it … changes
+// the next call and not the run"); DefaultMode when the owner never set one and the agent has
+// no workspace. A mode record buddi did not seal, or one missing beside a workspace, is ask.
+func (s *Store) Mode(ctx context.Context, agent string) (runlist.Mode, error) {
+	m, _, err := s.ReadMode(ctx, agent)
+	return m, err
+}
+
+// ReadMode is Mode, with why the record on file is not honoured ("" when it is, or when
+// there is none to honour).
+func (s *Store) ReadMode(ctx context.Context, agent string) (mode runlist.Mode, refused string, err error) {
+	if s == nil || s.pool == nil {
+		return "", "", errNoDatabase
+	}
+	fix := fmt.Sprintf("set it again with `buddi developer mode --agent %s MODE` or on Settings → Developer; until then it is ask", agent)
+	var stored, sum string
+	var at time.Time
+	err = s.pool.QueryRow(ctx, `SELECT mode, updated_at, seal FROM developer.settings WHERE agent = $1`, agent).Scan(&stored, &at, &sum)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// No mode on record. A workspace is always set with one, so beside a workspace a
+		// missing mode was removed from the database: ask, not the default.
+		_, ok, err := s.Workspace(ctx, agent)
+		if err != nil {
+			return "", "", err
+		}
+		if !ok {
+			return DefaultMode, "", nil
+		}
+		why := "its mode is missing from the database"
+		s.refuse(ctx, "mode", agent, why, fix)
+		return runlist.ModeAsk, why, nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("developer: read the mode of %q: %w", agent, err)
+	}
+	if why := s.key.Why(sum, purposeMode, agent, stored, seal.Stamp(at)); why != "" {
+		s.refuse(ctx, "mode", agent, why, fix)
+		return runlist.ModeAsk, why, nil
+	}
+	mode, err = runlist.ParseMode(stored)
+	return mode, "", err
+}
+
+// SetMode sets agent's mode, sealed. Only the owner sets the mode (§3: "changed by the owner
+// … never by the agent"): the owner's surfaces (Settings → Developer, `buddi developer mode`)
 // call this, and no tool of this plugin does.
 func (s *Store) SetMode(ctx context.Context, agent string, mode runlist.Mode) error {
 	if s == nil || s.pool == nil {
 		return errNoDatabase
+	}
+	if s.key.IsZero() {
+		return ErrNoKey
 	}
 	if agent == "" {
 		return errors.New("developer: a mode needs an agent")
@@ -163,10 +273,11 @@ func (s *Store) SetMode(ctx context.Context, agent string, mode runlist.Mode) er
 	if _, err := runlist.ParseMode(string(mode)); err != nil {
 		return err
 	}
+	at := s.stamp()
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO developer.settings (agent, mode, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (agent) DO UPDATE SET mode = EXCLUDED.mode, updated_at = EXCLUDED.updated_at`,
-		agent, string(mode), s.now().UTC())
+		INSERT INTO developer.settings (agent, mode, updated_at, seal) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (agent) DO UPDATE SET mode = EXCLUDED.mode, updated_at = EXCLUDED.updated_at, seal = EXCLUDED.seal`,
+		agent, string(mode), at, s.modeSeal(agent, mode, at))
 	if err != nil {
 		return fmt.Errorf("developer: set the mode of %q: %w", agent, err)
 	}
@@ -180,14 +291,33 @@ type RememberedCommand struct {
 	runlist.Remembered
 	// CreatedAt is when the owner said it.
 	CreatedAt time.Time `json:"created_at"`
+	// Refused says why the record is not honoured ("" when buddi sealed it): the command
+	// asks again.
+	Refused string `json:"refused,omitempty"`
 }
 
-// Remember records r. Saying the same thing twice keeps one row and returns it. r.Argv
-// must not be empty and r.Workspace must be absolute; a workspace moved elsewhere starts
-// with nothing remembered, because r is bound to the directory.
+// fields are what a remembered command's seal covers: its id and everything it allows.
+func (c RememberedCommand) fields() ([]string, error) {
+	argv, err := json.Marshal(c.Argv)
+	if err != nil {
+		return nil, err
+	}
+	return []string{strconv.FormatInt(c.ID, 10), c.Agent, c.Workspace, string(argv), strconv.FormatBool(c.Prefix), seal.Stamp(c.CreatedAt)}, nil
+}
+
+// fixRemembered says what the owner does about a refused remembered command.
+const fixRemembered = "the command asks again on its next card; forget the record with `buddi developer allowed forget ID`"
+
+// Remember records r, sealed. Saying the same thing twice keeps one row and returns it; a row
+// of the same command that buddi did not seal is revoked and replaced. r.Argv must not be
+// empty and r.Workspace must be absolute; a workspace moved elsewhere starts with nothing
+// remembered, because r is bound to the directory.
 func (s *Store) Remember(ctx context.Context, r runlist.Remembered) (RememberedCommand, error) {
 	if s == nil || s.pool == nil {
 		return RememberedCommand{}, errNoDatabase
+	}
+	if s.key.IsZero() {
+		return RememberedCommand{}, ErrNoKey
 	}
 	if r.Agent == "" || len(r.Argv) == 0 || !filepath.IsAbs(r.Workspace) {
 		return RememberedCommand{}, errors.New("developer: a remembered command needs an agent, an absolute workspace and an argv")
@@ -198,14 +328,43 @@ func (s *Store) Remember(ctx context.Context, r runlist.Remembered) (RememberedC
 		return RememberedCommand{}, fmt.Errorf("developer: remember %q: %w", r.Argv, err)
 	}
 	out := RememberedCommand{Remembered: r}
-	// The no-op update makes RETURNING answer with the standing row on a repeat.
-	err = s.pool.QueryRow(ctx, `
-		INSERT INTO developer.remembered_commands (agent, workspace, argv, prefix, created_at)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (agent, workspace, argv, prefix) WHERE revoked_at IS NULL
-		DO UPDATE SET agent = EXCLUDED.agent
-		RETURNING id, created_at`,
-		r.Agent, r.Workspace, argv, r.Prefix, s.now().UTC()).Scan(&out.ID, &out.CreatedAt)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var sum string
+		err := tx.QueryRow(ctx, `
+			SELECT id, created_at, seal FROM developer.remembered_commands
+			WHERE agent = $1 AND workspace = $2 AND argv = $3 AND prefix = $4 AND revoked_at IS NULL FOR UPDATE`,
+			r.Agent, r.Workspace, argv, r.Prefix).Scan(&out.ID, &out.CreatedAt, &sum)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			fields, err := out.fields()
+			if err != nil {
+				return err
+			}
+			if s.key.Check(sum, purposeRemembered, fields...) {
+				return nil // said before
+			}
+			// The standing row is not buddi's: it goes, and the owner's answer takes its place.
+			if _, err := tx.Exec(ctx, `UPDATE developer.remembered_commands SET revoked_at = GREATEST(created_at, $2) WHERE id = $1`,
+				out.ID, s.stamp()); err != nil {
+				return err
+			}
+		}
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO developer.remembered_commands (agent, workspace, argv, prefix, created_at)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
+			r.Agent, r.Workspace, argv, r.Prefix, s.stamp()).Scan(&out.ID, &out.CreatedAt); err != nil {
+			return err
+		}
+		fields, err := out.fields()
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE developer.remembered_commands SET seal = $2 WHERE id = $1`, out.ID, s.key.Seal(purposeRemembered, fields...))
+		return err
+	})
 	if err != nil {
 		return RememberedCommand{}, fmt.Errorf("developer: remember %q: %w", r.Argv, err)
 	}
@@ -213,13 +372,14 @@ func (s *Store) Remember(ctx context.Context, r runlist.Remembered) (RememberedC
 }
 
 // ListRemembered lists the standing remembered commands of agent, or of every agent when
-// agent is "", oldest first: "Commands you allowed" on Settings → Developer.
+// agent is "", oldest first: "Commands you allowed" on Settings → Developer. A record buddi
+// did not seal is listed with Refused set; it allows nothing.
 func (s *Store) ListRemembered(ctx context.Context, agent string) ([]RememberedCommand, error) {
 	if s == nil || s.pool == nil {
 		return nil, errNoDatabase
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, agent, workspace, argv, prefix, created_at FROM developer.remembered_commands
+		SELECT id, agent, workspace, argv, prefix, created_at, seal FROM developer.remembered_commands
 		WHERE revoked_at IS NULL AND ($1 = '' OR agent = $1)
 		ORDER BY id`, agent)
 	if err != nil {
@@ -229,11 +389,22 @@ func (s *Store) ListRemembered(ctx context.Context, agent string) ([]RememberedC
 		var (
 			c    RememberedCommand
 			argv []byte
+			sum  string
 		)
-		if err := row.Scan(&c.ID, &c.Agent, &c.Workspace, &argv, &c.Prefix, &c.CreatedAt); err != nil {
+		if err := row.Scan(&c.ID, &c.Agent, &c.Workspace, &argv, &c.Prefix, &c.CreatedAt, &sum); err != nil {
 			return c, err
 		}
-		return c, json.Unmarshal(argv, &c.Argv)
+		if err := json.Unmarshal(argv, &c.Argv); err != nil {
+			c.Refused = "its command cannot be read"
+		} else if fields, err := c.fields(); err != nil {
+			c.Refused = "its command cannot be read"
+		} else {
+			c.Refused = s.key.Why(sum, purposeRemembered, fields...)
+		}
+		if c.Refused != "" {
+			s.refuse(ctx, "remembered command", strconv.FormatInt(c.ID, 10), c.Refused, fixRemembered)
+		}
+		return c, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("developer: list remembered commands: %w", err)
@@ -242,7 +413,7 @@ func (s *Store) ListRemembered(ctx context.Context, agent string) ([]RememberedC
 }
 
 // RememberedFor returns what the run tool matches a command against: the standing
-// remembered commands of agent in workspace.
+// remembered commands of agent in workspace that buddi sealed.
 func (s *Store) RememberedFor(ctx context.Context, agent, workspace string) ([]runlist.Remembered, error) {
 	all, err := s.ListRemembered(ctx, agent)
 	if err != nil {
@@ -250,7 +421,7 @@ func (s *Store) RememberedFor(ctx context.Context, agent, workspace string) ([]r
 	}
 	var out []runlist.Remembered
 	for _, c := range all {
-		if c.Agent == agent && filepath.Clean(c.Workspace) == filepath.Clean(workspace) {
+		if c.Refused == "" && c.Agent == agent && filepath.Clean(c.Workspace) == filepath.Clean(workspace) {
 			out = append(out, c.Remembered)
 		}
 	}
@@ -280,30 +451,41 @@ var errNoDatabase = errors.New("developer: the plugin has no database")
 
 // TailnetPreviews reports whether the owner turned on Settings → Developer's Tailscale switch
 // (§12): each started process that listens on a port also gets that port on the tailnet. Off
-// when never set.
+// when never set, and when the record is not one buddi sealed.
 func (s *Store) TailnetPreviews(ctx context.Context) (bool, error) {
 	if s == nil || s.pool == nil {
 		return false, errNoDatabase
 	}
 	var on bool
-	err := s.pool.QueryRow(ctx, `SELECT previews FROM developer.tailnet`).Scan(&on)
+	var at time.Time
+	var sum string
+	err := s.pool.QueryRow(ctx, `SELECT previews, updated_at, seal FROM developer.tailnet`).Scan(&on, &at, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("developer: read the tailnet switch: %w", err)
 	}
+	if why := s.key.Why(sum, purposeTailnet, strconv.FormatBool(on), seal.Stamp(at)); why != "" {
+		s.refuse(ctx, "tailnet switch", "", why, "turn it on again with `buddi tailnet previews on` or on Settings → Developer; until then it is off")
+		return false, nil
+	}
 	return on, nil
 }
 
-// SetTailnetPreviews sets the Tailscale switch. Only the owner's surfaces call it (the
-// dashboard's Settings → Developer and `buddi tailnet previews`); no tool does.
+// SetTailnetPreviews sets the Tailscale switch, sealed. Only the owner's surfaces call it
+// (the dashboard's Settings → Developer and `buddi tailnet previews`); no tool does.
 func (s *Store) SetTailnetPreviews(ctx context.Context, on bool) error {
 	if s == nil || s.pool == nil {
 		return errNoDatabase
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO developer.tailnet (id, previews, updated_at) VALUES (true, $1, $2)
-		ON CONFLICT (id) DO UPDATE SET previews = EXCLUDED.previews, updated_at = EXCLUDED.updated_at`, on, s.now().UTC())
+	if s.key.IsZero() {
+		return ErrNoKey
+	}
+	at := s.stamp()
+	_, err := s.pool.Exec(ctx, `INSERT INTO developer.tailnet (id, previews, updated_at, seal) VALUES (true, $1, $2, $3)
+		ON CONFLICT (id) DO UPDATE SET previews = EXCLUDED.previews, updated_at = EXCLUDED.updated_at, seal = EXCLUDED.seal`,
+		on, at, s.key.Seal(purposeTailnet, strconv.FormatBool(on), seal.Stamp(at)))
 	if err != nil {
 		return fmt.Errorf("developer: set the tailnet switch: %w", err)
 	}

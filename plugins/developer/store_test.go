@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"buddi/core/seal/sealtest"
 	"buddi/plugins/developer/runlist"
 )
 
@@ -86,10 +87,10 @@ func TestStoreWorkspaces(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	if _, err := b.store.SetWorkspace(ctx, agent, "relative", "owner:test"); err == nil {
+	if _, err := b.store.SetWorkspace(ctx, agent, "relative", "owner:test", ""); err == nil {
 		t.Error("a relative directory was accepted")
 	}
-	if _, err := b.store.SetWorkspace(ctx, agent, b.ws+"/../ws", "owner:test"); err == nil {
+	if _, err := b.store.SetWorkspace(ctx, agent, b.ws+"/../ws", "owner:test", ""); err == nil {
 		t.Error("an unclean directory was accepted")
 	}
 	b.setWorkspace(t, "alpha", b.home)
@@ -106,7 +107,7 @@ func TestStoreWorkspaces(t *testing.T) {
 // TestStoreWithoutDatabase: a plugin built without a pool refuses rather than panics.
 func TestStoreWithoutDatabase(t *testing.T) {
 	t.Parallel()
-	s := NewStore(nil, nil)
+	s := NewStore(nil, sealtest.Key(t), nil)
 	if _, _, err := s.Workspace(context.Background(), agent); !errors.Is(err, errNoDatabase) {
 		t.Errorf("got %v", err)
 	}
@@ -116,10 +117,10 @@ func TestStoreWithoutDatabase(t *testing.T) {
 }
 
 // The workspace keeps the PATH captured when it was set, and the git found on it (§11).
-func TestCaptureEnvironment(t *testing.T) {
+func TestWorkspaceCapturesTheEnvironment(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
-	if err := b.store.CaptureEnvironment(ctx, agent, "/usr/local/bin:/usr/bin:/bin"); err != nil {
+	if _, err := b.store.SetWorkspace(ctx, agent, b.ws, "owner:test", "/usr/local/bin:/usr/bin:/bin"); err != nil {
 		t.Fatal(err)
 	}
 	w, ok, err := b.store.Workspace(ctx, agent)
@@ -127,7 +128,7 @@ func TestCaptureEnvironment(t *testing.T) {
 		t.Errorf("workspace = %+v, %v, %v: want the PATH and its git", w, ok, err)
 	}
 	// A command resolves on that PATH: one without the program fails to start it.
-	if err := b.store.CaptureEnvironment(ctx, agent, "/nonexistent"); err != nil {
+	if _, err := b.store.SetWorkspace(ctx, agent, b.ws, "owner:test", "/nonexistent"); err != nil {
 		t.Fatal(err)
 	}
 	b.mustFail(t, call("run", args(t, map[string]any{"command": "echo hi"})), nil, "could not be started")

@@ -318,11 +318,8 @@ func (t *workspaceTool) Execute(ctx context.Context, call plugins.Call, approved
 	if err := ctx.Err(); err != nil {
 		return plugins.Result{}, err
 	}
-	ws, err := t.p.store.SetWorkspace(ctx, call.Agent, root.Dir(), "approval")
+	ws, err := t.p.store.SetWorkspace(ctx, call.Agent, root.Dir(), "approval", t.p.owner.Path)
 	if err != nil {
-		return plugins.Result{}, err
-	}
-	if err := t.p.store.CaptureEnvironment(ctx, call.Agent, t.p.owner.Path); err != nil {
 		return plugins.Result{}, err
 	}
 	// The agent's processes ran in the old workspace: they stop with it (§4).

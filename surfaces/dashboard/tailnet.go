@@ -118,7 +118,7 @@ func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet
 		s.deps.Tailnet.Gate.Refuse(w, r, v, "dashboard")
 		return
 	}
-	owner, err := tailnet.PinOwner(r.Context(), tx, v.Caller.Login)
+	owner, err := tailnet.PinOwner(r.Context(), tx, s.deps.Seal, v.Caller.Login)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "the owner's login could not be saved: the database is not answering")
 		return

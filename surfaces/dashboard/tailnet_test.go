@@ -42,8 +42,8 @@ func TestTailnetGate(t *testing.T) {
 		}
 		return tailnet.Caller{}, errors.New("no such peer")
 	}
-	gate := tailnet.NewGate(who, func() []string { return []string{"buddi", "buddi.example.ts.net"} }, pool, nil)
 	key := sealtest.Key(t)
+	gate := tailnet.NewGate(who, func() []string { return []string{"buddi", "buddi.example.ts.net"} }, pool, key, nil)
 	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Health:  func(context.Context) health.Report { return health.Report{} },
 		Tailnet: &dashboard.Tailnet{Gate: gate}})
@@ -78,7 +78,7 @@ func TestTailnetGate(t *testing.T) {
 	if rec := do(http.MethodGet, "/auth?ticket=nope", other); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "used or has expired") {
 		t.Fatalf("a bad ticket: %d %s", rec.Code, rec.Body)
 	}
-	if o, _ := tailnet.Owner(context.Background(), pool); o != "" {
+	if o, _ := tailnet.Owner(context.Background(), pool, key); o != "" {
 		t.Fatalf("a bad ticket pinned %q", o)
 	}
 	// A tagged machine acts for no user: its valid ticket pins nothing, and is not spent.
@@ -89,7 +89,7 @@ func TestTailnetGate(t *testing.T) {
 	if rec := do(http.MethodGet, "/auth?ticket="+ticket, "100.64.0.4:1000"); rec.Code != http.StatusForbidden {
 		t.Fatalf("a tagged machine's ticket: %d", rec.Code)
 	}
-	if o, _ := tailnet.Owner(context.Background(), pool); o != "" {
+	if o, _ := tailnet.Owner(context.Background(), pool, key); o != "" {
 		t.Fatalf("a tagged machine pinned %q", o)
 	}
 	// A valid ticket pins the caller's login and opens its session.
@@ -97,7 +97,7 @@ func TestTailnetGate(t *testing.T) {
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("redeeming the ticket: %d %s", rec.Code, rec.Body)
 	}
-	if o, _ := tailnet.Owner(context.Background(), pool); o != "owner@example.com" {
+	if o, _ := tailnet.Owner(context.Background(), pool, key); o != "owner@example.com" {
 		t.Fatalf("the pinned owner: %q", o)
 	}
 	if rec := do(http.MethodGet, "/", "100.64.0.4:1000"); rec.Code != http.StatusForbidden {
@@ -178,14 +178,15 @@ func TestTailnetWritesComeFromTheDashboardsOwnPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tailnet.SetOwner(context.Background(), pool, "owner@example.com"); err != nil {
+	key := sealtest.Key(t)
+	if err := tailnet.SetOwner(context.Background(), pool, key, "owner@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	who := func(context.Context, string) (tailnet.Caller, error) {
 		return tailnet.Caller{Login: "owner@example.com", Node: "phone"}, nil
 	}
-	gate := tailnet.NewGate(who, func() []string { return []string{"127.0.0.1"} }, pool, nil)
-	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: sealtest.Key(t), Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
+	gate := tailnet.NewGate(who, func() []string { return []string{"127.0.0.1"} }, pool, key, nil)
+	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Health:  func(context.Context) health.Report { return health.Report{} },
 		Tailnet: &dashboard.Tailnet{Gate: gate}})
 	ts := httptest.NewServer(srv.Handler())
