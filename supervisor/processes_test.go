@@ -16,7 +16,7 @@ import (
 // start spawns a real long-lived process (sleep) the way the developer plugin does.
 func start(t *testing.T, name string) *spawn.Process {
 	t.Helper()
-	p, err := spawn.Start(spawn.Spec{Argv: []string{"sleep", "300"}, Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}},
+	p, err := spawn.Start(spawn.Spec{Argv: []string{"sleep", "300"}, Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}, Unboxed: true}, // the tree, not the box, is under test
 		filepath.Join(t.TempDir(), name+".log"))
 	if err != nil {
 		t.Fatal(err)
