@@ -195,8 +195,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	missions := &scheduler.Store{Pool: src.Pool, Insert: insert}
 	watch := &sentinels.Engine{Pool: src.Pool}
+	accounts := account.NewStore(src.Pool, sealKey)
+	accounts.Log = log
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
-		Accounts: account.NewStore(src.Pool), Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log,
+		Accounts: accounts, Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log,
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},
 		Finished: func(ctx context.Context, m run.Meta, last string) {
 			if m.Interactive {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"buddi/dbsource"
 	"buddi/runtime/account"
 	"buddi/runtime/provider"
 )
@@ -18,12 +19,25 @@ type accountsCmd struct {
 	Remove  accountsRemoveCmd  `cmd:"" help:"Remove an account no agent runs on."`
 }
 
+// openAccounts opens the database and the account store, with the seal key.
+func openAccounts(env *runEnv) (*account.Store, *dbsource.Source, error) {
+	key, err := loadSeal()
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := openActions(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return account.NewStore(src.Pool, key), src, nil
+}
+
 // accountExit maps an account error to the CLI's codes.
 func accountExit(err error) error {
 	switch {
 	case errors.Is(err, account.ErrInvalid):
 		return &exitError{code: 2, err: err}
-	case errors.Is(err, account.ErrNotFound), errors.Is(err, account.ErrExists), errors.Is(err, account.ErrInUse):
+	case errors.Is(err, account.ErrNotFound), errors.Is(err, account.ErrExists), errors.Is(err, account.ErrInUse), errors.Is(err, account.ErrUnsealed):
 		return &exitError{code: 1, err: err}
 	}
 	return err
@@ -43,12 +57,12 @@ func (c accountsAddCmd) Run(env *runEnv) error {
 	if err := a.Validate(); err != nil {
 		return accountExit(err)
 	}
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	a, err = account.NewStore(src.Pool).Add(env.ctx, a)
+	a, err = store.Add(env.ctx, a)
 	if err != nil {
 		return accountExit(err)
 	}
@@ -69,12 +83,12 @@ type accountsListCmd struct {
 }
 
 func (c accountsListCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	list, err := account.NewStore(src.Pool).List(env.ctx)
+	list, err := store.List(env.ctx)
 	if err != nil {
 		return err
 	}
@@ -87,17 +101,27 @@ func (c accountsListCmd) Run(env *runEnv) error {
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tWIRE\tKIND\tBASE URL\tSECRET\tSTATE")
+	refused := 0
 	for _, a := range list {
 		state, base := "enabled", a.BaseURL
 		if !a.Enabled {
 			state = "disabled"
+		}
+		if a.Refused != "" {
+			state, refused = "NOT SEALED: never used", refused+1
 		}
 		if base == "" {
 			base = "(default)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Wire, a.Kind, base, a.SecretName, state)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if refused > 0 {
+		fmt.Fprintln(env.stdout, "An account that is not sealed was added by an earlier buddi or written into the database, and its key is never sent: check its base URL, then add it again with `buddi accounts add NAME --wire … --secret …`.")
+	}
+	return nil
 }
 
 type accountsShowCmd struct {
@@ -106,19 +130,22 @@ type accountsShowCmd struct {
 }
 
 func (c accountsShowCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	a, err := account.NewStore(src.Pool).Get(env.ctx, c.Name)
-	if err != nil {
+	a, err := store.Get(env.ctx, c.Name)
+	if err != nil && !errors.Is(err, account.ErrUnsealed) {
 		return accountExit(err)
 	}
 	if c.JSON {
 		return writeJSON(env, a)
 	}
 	fmt.Fprintf(env.stdout, "%s: %s wire, %s, secret in vault entry %s, enabled %v, base URL %q\n", a.Name, a.Wire, a.Kind, a.SecretName, a.Enabled, a.BaseURL)
+	if a.Refused != "" {
+		fmt.Fprintf(env.stdout, "NOT SEALED: %s; its key is never sent: %s\n", a.Refused, account.Fix(a.Name))
+	}
 	return nil
 }
 
@@ -135,12 +162,12 @@ type accountsDisableCmd struct {
 func (c accountsDisableCmd) Run(env *runEnv) error { return setAccountEnabled(env, c.Name, false) }
 
 func setAccountEnabled(env *runEnv, name string, enable bool) error {
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	if err := account.NewStore(src.Pool).SetEnabled(env.ctx, name, enable); err != nil {
+	if err := store.SetEnabled(env.ctx, name, enable); err != nil {
 		return accountExit(err)
 	}
 	state := "disabled: its next call stops"
@@ -156,12 +183,12 @@ type accountsRemoveCmd struct {
 }
 
 func (c accountsRemoveCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	if err := account.NewStore(src.Pool).Remove(env.ctx, c.Name); err != nil {
+	if err := store.Remove(env.ctx, c.Name); err != nil {
 		return accountExit(err)
 	}
 	fmt.Fprintf(env.stdout, "account %s removed (the vault entry stays)\n", c.Name)

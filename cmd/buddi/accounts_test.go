@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"buddi/internal/pgtest"
 )
 
 func TestAccountsCommands(t *testing.T) {
 	t.Parallel()
-	home, _, vars := env(t, "DATABASE_URL="+pgtest.DSN(t), "BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE=")
+	dsn := pgtest.DSN(t)
+	home, _, vars := env(t, "DATABASE_URL="+dsn, "BUDDI_VAULT_KEY=aGVsbG8taGVsbG8taGVsbG8taGVsbG8taGVsbG8tISE=")
 	mkdir(t, home)
 	if code, _, _ := runBuddi(t, vars, 2*time.Minute, "db", "migrate"); code != 0 {
 		t.Fatal("db migrate failed")
@@ -52,5 +56,30 @@ func TestAccountsCommands(t *testing.T) {
 	}
 	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "show", "nope"); code != 1 {
 		t.Errorf("show unknown: exit %d, want 1", code)
+	}
+	// Whoever can write the database points the account elsewhere: it is listed as not
+	// sealed, never enabled or used, and adding it again through buddi re-creates it.
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE core.provider_accounts SET base_url = 'http://evil.example/v1' WHERE name = 'work'`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "accounts", "list"); code != 0 || !strings.Contains(out, "NOT SEALED") || !strings.Contains(out, "add it again") {
+		t.Errorf("list with a forged account: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "accounts", "enable", "work"); code != 1 || !strings.Contains(errOut, "refused") {
+		t.Errorf("enable a forged account: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "agents", "test", "@dev"); code != 1 || !strings.Contains(errOut, "refused") {
+		t.Errorf("agents test on a forged account: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "accounts", "add", "work", "--wire", "openai", "--base-url", "http://127.0.0.1:1/v1", "--secret", "OPENAI_WORK"); code != 0 {
+		t.Errorf("add it again: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "accounts", "list"); code != 0 || strings.Contains(out, "NOT SEALED") || strings.Contains(out, "evil.example") {
+		t.Errorf("list after adding it again: exit %d\n%s", code, out)
 	}
 }

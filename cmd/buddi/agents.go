@@ -30,15 +30,17 @@ func (c agentsTestCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	store := account.NewStore(src.Pool)
 	as, found, err := store.Assigned(env.ctx, id)
 	if err != nil {
 		return err
+	}
+	if !found && as.Refused != "" {
+		return &exitError{code: 3, err: fmt.Errorf("%s's account assignment is refused (%s): %s", id, as.Refused, account.FixAssignment(c.Agent))}
 	}
 	if !found {
 		return &exitError{code: 3, err: fmt.Errorf("%s has no provider account: give it one with `buddi agents set %s --account NAME --model MODEL`", id, c.Agent)}
@@ -78,12 +80,12 @@ func (c agentsSetCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	as, err := account.NewStore(src.Pool).Assign(env.ctx, id, c.Account, c.Model)
+	as, err := store.Assign(env.ctx, id, c.Account, c.Model)
 	if err != nil {
 		return accountExit(err)
 	}
@@ -197,7 +199,7 @@ type availability struct {
 // answer is unknown, said once.
 func agentStatus(env *runEnv, all []agents.Agent) map[string]availability {
 	out := map[string]availability{}
-	src, err := openActions(env)
+	store, src, err := openAccounts(env)
 	if err != nil {
 		for _, a := range all {
 			out[a.ID] = availability{word: "unknown", sentence: "no database to read the accounts from: " + err.Error()}
@@ -211,7 +213,7 @@ func agentStatus(env *runEnv, all []agents.Agent) map[string]availability {
 			out[a.ID] = availability{word: "vault-locked", sentence: verr.Error()}
 			continue
 		}
-		p, err := runtimerun.Check(env.ctx, account.NewStore(src.Pool), v, a.ID)
+		p, err := runtimerun.Check(env.ctx, store, v, a.ID)
 		switch {
 		case err != nil:
 			out[a.ID] = availability{word: "unknown", sentence: err.Error()}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -34,6 +35,7 @@ import (
 	"buddi/runtime/provider"
 	"buddi/runtime/providertest"
 	"buddi/runtime/run"
+	"buddi/runtime/transport"
 	"buddi/supervisor"
 )
 
@@ -147,7 +149,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	h.convs.Scrub, h.hub.Scrub = scrub, scrub // as buddi serve wires them
 	log := slog.New(redact.NewHandler(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}), scrub))
 
-	h.accounts = account.NewStore(pool)
+	h.accounts = account.NewStore(pool, testKey)
 	acct := account.Account{Name: "scripted", Wire: wire, Kind: provider.CredentialAPIKey, SecretName: "MODEL_KEY", Enabled: true}
 	if wire == provider.WireOpenAI {
 		acct.BaseURL = h.model.OpenAIBaseURL()
@@ -178,7 +180,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 		_ = sys.Shutdown(ctx)
 	})
 	h.runner = &run.Runner{Pool: pool, Conversations: h.convs, Executor: exec, Tools: h.tools, Catalog: catalog,
-		Accounts: h.accounts, Secrets: secrets, Scrub: scrub, Transport: h.model.TransportConfig(), Insert: h.insert,
+		Accounts: h.accounts, Secrets: secrets, Scrub: scrub, Transport: h.transport(), Insert: h.insert,
 		Host: h.hostFor(sys, tree), Live: h.hub, Log: log,
 		Delay: func(time.Duration) time.Duration { return 50 * time.Millisecond }}
 	h.register = func(w *river.Workers) error {
@@ -192,6 +194,22 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	}
 	h.startQueue()
 	return h
+}
+
+// transport trusts the scripted server and sends every provider's host name to it, but
+// dials a loopback address as it is: a test's own server there (one that records whether a
+// key reached it) is reached for what it is.
+func (h *harness) transport() transport.Config {
+	tc := h.model.TransportConfig()
+	toModel := tc.DialContext
+	tc.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if host, _, err := net.SplitHostPort(addr); err == nil && host == "127.0.0.1" {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+		return toModel(ctx, network, addr)
+	}
+	return tc
 }
 
 func (h *harness) hostFor(sys *actors.System, tree *supervisor.Tree) *supervisor.ConversationHost {

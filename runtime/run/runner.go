@@ -132,7 +132,7 @@ func (r *Runner) Pin(ctx context.Context, args StartArgs) (Meta, error) {
 		return m, err
 	}
 	if !found {
-		return m, noAccount(args.Agent)
+		return m, noAccount(args.Agent, as)
 	}
 	m.Account, m.Model = as.Account, as.Model
 	if a, err := r.Accounts.Get(ctx, as.Account); err == nil {
@@ -184,6 +184,11 @@ func credential(ctx context.Context, accounts *account.Store, secrets Secrets, a
 		return a, "", &Problem{Kind: "no-account", Agent: agent, Err: err,
 			Sentence: fmt.Sprintf("The model account %s no longer exists: give %s another with `buddi agents set`.", name, agent)}
 	}
+	if errors.Is(err, account.ErrUnsealed) {
+		// Its base URL and secret name are not the owner's word: the key is not sent.
+		return a, "", &Problem{Kind: "account-refused", Agent: agent, Err: err,
+			Sentence: fmt.Sprintf("The model account %s is refused (%s), so its key is not sent: %s.", name, a.Refused, account.Fix(name))}
+	}
 	if err != nil {
 		return a, "", err
 	}
@@ -205,8 +210,13 @@ func credential(ctx context.Context, accounts *account.Store, secrets Secrets, a
 // Check says whether agent can run now: it has an account and model, the account is enabled
 // and its credential is in the vault. A problem is typed and says what to do; a nil problem
 
-// noAccount is the problem of an agent with no model account assigned.
-func noAccount(agent string) *Problem {
+// noAccount is the problem of an agent with no model account assigned, or with an
+// assignment buddi did not seal (as.Refused).
+func noAccount(agent string, as account.Assignment) *Problem {
+	if as.Refused != "" {
+		return &Problem{Kind: "account-refused", Agent: agent,
+			Sentence: fmt.Sprintf("%s's model account assignment is refused (%s): %s.", agent, as.Refused, account.FixAssignment(agent))}
+	}
 	return &Problem{Kind: "no-account", Agent: agent,
 		Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", agent, agent)}
 }
@@ -218,7 +228,7 @@ func Check(ctx context.Context, accounts *account.Store, secrets Secrets, agent 
 		return nil, err
 	}
 	if !found {
-		return noAccount(agent), nil
+		return noAccount(agent, as), nil
 	}
 	_, _, err = credential(ctx, accounts, secrets, agent, as.Account)
 	var p *Problem
