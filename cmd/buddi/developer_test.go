@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"buddi/internal/pgtest"
 )
@@ -53,7 +56,8 @@ func TestDeveloperExplain(t *testing.T) {
 
 func TestDeveloperOwnerCommands(t *testing.T) {
 	t.Parallel()
-	home, _, vars := env(t, "DATABASE_URL="+pgtest.DSN(t))
+	dsn := pgtest.DSN(t)
+	home, _, vars := env(t, "DATABASE_URL="+dsn)
 	mkdir(t, home)
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "developer", "mode"); code != 3 || !strings.Contains(errOut, "buddi db migrate") {
 		t.Errorf("before the developer schema exists: exit %d\n%s", code, errOut)
@@ -91,5 +95,36 @@ func TestDeveloperOwnerCommands(t *testing.T) {
 	}
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "developer", "allowed", "forget", "99"); code != 1 || !strings.Contains(errOut, "allowed list") {
 		t.Errorf("forget unknown: exit %d\n%s", code, errOut)
+	}
+	// Whoever can write the database raises the mode, allows a command and moves the
+	// workspace: the commands say none of it counts, and what the owner does.
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range []string{
+		`UPDATE developer.settings SET mode = 'run' WHERE agent = 'developer'`,
+		`INSERT INTO developer.remembered_commands (agent, workspace, argv, prefix, created_at) VALUES ('developer', '` + ws + `', '["make"]', true, now())`,
+	} {
+		if _, err := conn.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "mode"); code != 0 || !strings.Contains(out, "ask mode") || !strings.Contains(out, "set it again") {
+		t.Errorf("mode with a forged one: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "allowed", "list"); code != 0 || !strings.Contains(out, "NOT SEALED") {
+		t.Errorf("allowed list with a forged one: exit %d\n%s", code, out)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "developer", "explain", "--json", "--", "make deploy")
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Verdict != "gated" {
+		t.Errorf("explain with a forged mode and command: exit %d\n%s", code, out)
+	}
+	if _, err := conn.Exec(context.Background(), `UPDATE developer.workspaces SET directory = '/' WHERE agent = 'developer'`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "workspace", "show"); code != 0 || !strings.Contains(out, "has no workspace") || !strings.Contains(out, "workspace set") {
+		t.Errorf("workspace show with a forged one: exit %d\n%s", code, out)
 	}
 }
