@@ -1,6 +1,7 @@
 package developer
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -94,5 +95,47 @@ func TestNoBoxAsksFirst(t *testing.T) {
 		if tier := b.tier(t, gc); tier != plugins.TierGated {
 			t.Errorf("%s with no box: %s, want gated", gc.Tool, tier)
 		}
+	}
+}
+
+// ripgrep runs in the box: the walk checks each file, but code the agent runs can swap a
+// checked name for a link before ripgrep opens it (ripgrep follows a link given as a file).
+// In the box such a link to buddi's data or the owner's keys leads to nothing; outside it
+// (the control) it reads the secret.
+func TestSearchRipgrepIsBoxed(t *testing.T) {
+	if err := sandbox.Check(); err != nil {
+		t.Skipf("this machine cannot sandbox commands, so the box is not tested here: %v", err)
+	}
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		t.Skip("ripgrep is not on PATH (apt-get install ripgrep; .ci/run does)")
+	}
+	b := setup(t)
+	writeFile(t, filepath.Join(b.data, "cli.token"), "SECRET-TOKEN-LINE")
+	writeFile(t, filepath.Join(b.home, ".ssh", "id_ed25519"), "SECRET-KEY-LINE")
+	// The names the walk saw as files, swapped for links after the check.
+	symlink(t, filepath.Join(b.data, "cli.token"), filepath.Join(b.ws, "swapped-token"))
+	symlink(t, filepath.Join(b.home, ".ssh", "id_ed25519"), filepath.Join(b.ws, "swapped-key"))
+	p := newPlugin(b.deps)
+	c, err := (&searchTool{p: p}).prepare(context.Background(), call("search", `{"query":"SECRET"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := p.box(c.s, false)
+	if box.policy == nil {
+		t.Fatalf("no box: %s", box.why)
+	}
+	var out searchOutcome
+	if err := c.ripgrepBatch(context.Background(), rg, box.policy, []string{"swapped-token", "swapped-key"}, &out, map[string]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	if out.files != 0 {
+		t.Errorf("ripgrep in its box found the secrets through swapped links: %+v", out)
+	}
+	ctl := exec.Command(rg, "--no-follow", "SECRET", "swapped-token")
+	ctl.Dir = b.ws
+	control, _ := ctl.CombinedOutput()
+	if !strings.Contains(string(control), "SECRET-TOKEN-LINE") {
+		t.Skipf("the control did not read through the link (%q): this ripgrep does not follow file links", control)
 	}
 }

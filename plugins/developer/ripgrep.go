@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"buddi/plugins/developer/confine"
+	"buddi/sandbox"
 )
 
 // ripgrepFlags are the flags every ripgrep run gets. The walk decides which files are
@@ -56,7 +57,7 @@ const (
 
 // ripgrep searches with the ripgrep binary at rg: the walk picks the files, ripgrep reads
 // them in batches, and the first maxSearchResults matches are kept.
-func (c *searchCall) ripgrep(ctx context.Context, rg string) (searchOutcome, treeSummary, error) {
+func (c *searchCall) ripgrep(ctx context.Context, rg string, box *sandbox.Policy) (searchOutcome, treeSummary, error) {
 	out := searchOutcome{engine: "ripgrep"}
 	var files []string
 	_, sum, err := walkTree(ctx, c.s.root, c.args.Path, confine.Limits{MaxEntries: maxWalkNames}, func(e confine.Entry) error {
@@ -80,7 +81,7 @@ func (c *searchCall) ripgrep(ctx context.Context, rg string) (searchOutcome, tre
 			size += len(files[n]) + 1
 			n++
 		}
-		if err := c.ripgrepBatch(ctx, rg, files[:n], &out, seen); err != nil {
+		if err := c.ripgrepBatch(ctx, rg, box, files[:n], &out, seen); err != nil {
 			return out, sum, err
 		}
 		files = files[n:]
@@ -88,8 +89,11 @@ func (c *searchCall) ripgrep(ctx context.Context, rg string) (searchOutcome, tre
 	return out, sum, nil
 }
 
-// ripgrepBatch runs ripgrep once over files, adding its matches to out.
-func (c *searchCall) ripgrepBatch(ctx context.Context, rg string, files []string, out *searchOutcome, seen map[string]bool) error {
+// ripgrepBatch runs ripgrep once over files, adding its matches to out. ripgrep runs in the
+// workspace's box: the walk checked each file, but a name can be swapped for a link between
+// the check and ripgrep's open (ripgrep follows a link given as a file), and in the box a link
+// to buddi's data or the owner's secrets leads to nothing.
+func (c *searchCall) ripgrepBatch(ctx context.Context, rg string, box *sandbox.Policy, files []string, out *searchOutcome, seen map[string]bool) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	args := append([]string(nil), ripgrepFlags...)
@@ -108,8 +112,8 @@ func (c *searchCall) ripgrepBatch(ctx context.Context, rg string, files []string
 	if err != nil {
 		return fmt.Errorf("developer: ripgrep: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("developer: start ripgrep: %w", err)
+	if err := sandbox.Start(cmd, *box); err != nil {
+		return fmt.Errorf("developer: start ripgrep in its box: %w", err)
 	}
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	var readErr error

@@ -204,8 +204,10 @@ func (c *searchCall) wanted(e confine.Entry) bool {
 	return m
 }
 
-// Execute searches with ripgrep when it is on buddi's PATH, with the built-in search
-// otherwise. Both search the same files: the walk of walkTree, in its order.
+// Execute searches with ripgrep, in the workspace's box, when it is on buddi's PATH and a box
+// can be made here, with the built-in search otherwise (it opens each file through the walk's
+// directory descriptor, so a swapped link leads nowhere). Both search the same files: the walk
+// of walkTree, in its order.
 func (t *searchTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
 	c, err := t.prepare(ctx, call)
 	if err != nil {
@@ -215,8 +217,10 @@ func (t *searchTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.
 		out searchOutcome
 		sum treeSummary
 	)
-	if rg, lerr := t.p.deps.LookPath("rg"); lerr == nil {
-		out, sum, err = c.ripgrep(ctx, rg)
+	rg, lerr := t.p.deps.LookPath("rg")
+	box := t.p.box(c.s, false)
+	if lerr == nil && box.policy != nil {
+		out, sum, err = c.ripgrep(ctx, rg, box.policy)
 	} else {
 		out, sum, err = c.builtin(ctx)
 	}
