@@ -199,6 +199,9 @@ func Serving(ctx context.Context, cfg config.Config) (health.Report, error) {
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, url, nil)
+	if err := webauth.CheckListener(cfg.WebAddr()); err != nil {
+		return health.Report{}, err // another account holds the port: it gets no token
+	}
 	if token, err := webauth.ReadCLIToken(cfg.Home); err == nil {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -83,7 +83,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
-	cliToken, err := webauth.CLIToken(cfg.Home)
+	cliToken, err := webauth.RenewCLIToken(cfg.Home) // a token that leaked ends with this start
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,9 @@ func dialServer(cfg config.Config) (*chatClient, error) {
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
 	}
+	if err := webauth.CheckListener(cfg.WebAddr()); err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
 	c := &chatClient{base: "http://" + cfg.WebAddr(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
 	req, _ := http.NewRequest("GET", c.base+"/api/session", nil)
 	req.Header.Set("Authorization", "Bearer "+c.token)

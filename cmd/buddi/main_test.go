@@ -28,6 +28,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv("BUDDI_TEST_SQUAT"); addr != "" {
+		squat(addr) // this binary, run as another account by TestPortSquatterGetsNoToken
+		return
+	}
 	dir, err := os.MkdirTemp("", "buddi-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -134,6 +134,35 @@ func ReadOrCreate(path string, n int) ([]byte, error) {
 	return nil, fmt.Errorf("read %s: it keeps appearing and disappearing", path)
 }
 
+// Renew replaces the secret in the file at path with n new random bytes (written to a
+// temporary file, synced, then renamed over it, so a reader sees the old secret or the new
+// one, never half of either) and returns them.
+func Renew(path string, n int) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("renew %s: %w", path, err)
+	}
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	tmp := fmt.Sprintf("%s.%x.new", path, suffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("renew %s: %w (check that BUDDI_HOME is writable)", path, err)
+	}
+	_, werr := f.WriteString(base64.StdEncoding.EncodeToString(b) + "\n")
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("renew %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("renew %s: %w", path, err)
+	}
+	return b, nil
+}
+
 // ReadSecret reads a secret file written by ReadOrCreate, with the same checks, without
 // creating it; a missing file is an error matching os.ErrNotExist.
 func ReadSecret(path string) ([]byte, error) { return readSecret(path) }

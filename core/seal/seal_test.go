@@ -162,3 +162,24 @@ func TestRefusalsReportOnce(t *testing.T) {
 		t.Error("First does not report each refusal once")
 	}
 }
+
+// Renew replaces the secret whole, 0600, and a later read sees the new one.
+func TestRenewReplaces(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cli.token")
+	first, err := seal.ReadOrCreate(path, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := seal.Renew(path, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := seal.ReadSecret(path)
+	if err != nil || !bytes.Equal(again, second) || bytes.Equal(first, second) {
+		t.Fatalf("after Renew the file holds %x (%v); renewed %x, first %x", again, err, second, first)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+}

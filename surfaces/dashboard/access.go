@@ -16,6 +16,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/seal"
+	"buddi/internal/sockowner"
 	"buddi/surfaces/webauth"
 )
 
@@ -169,7 +170,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string) {
 func (s *Server) recordRefusal(r *http.Request, reason string) {
 	uid := -1
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		uid = peerUID(r.RemoteAddr, local.String())
+		uid = sockowner.PeerUID(r.RemoteAddr, local.String())
 	}
 	key := fmt.Sprintf("%s/%d", reason, uid)
 	now := time.Now()

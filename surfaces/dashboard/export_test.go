@@ -1,4 +1,6 @@
 package dashboard
 
-// PeerUID is peerUID, for the test that reads a connection's account.
-var PeerUID = peerUID
+import "buddi/internal/sockowner"
+
+// PeerUID is the lookup refusals record, for the test that reads a connection's account.
+var PeerUID = sockowner.PeerUID

@@ -17,6 +17,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/seal"
+	"buddi/internal/sockowner"
 )
 
 // Purpose is what a ticket or session opens.
@@ -180,8 +183,40 @@ func CLIToken(home string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(raw), nil
 }
 
+// RenewCLIToken makes a new command-line token in <home>/cli.token and returns it: buddi serve
+// renews it at every start, so a token that leaked stops working at the next start.
+func RenewCLIToken(home string) (string, error) {
+	raw, err := seal.Renew(filepath.Join(home, CLITokenFile), 32)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
 // SameToken compares a presented token with the expected one in constant time; an empty
 // expected token matches nothing.
 func SameToken(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// CheckListener says whether the command line may send its token to the dashboard at addr
+// (host:port): nil unless the kernel says another local account holds that port. Another
+// account that takes the port while buddi is down (or restarting) must not collect the token.
+func CheckListener(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("the dashboard's address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil {
+		addrs, err := net.LookupHost(host)
+		if err != nil || len(addrs) == 0 {
+			return nil // the dial that follows says what is wrong
+		}
+		host = addrs[0]
+	}
+	uid := sockowner.ListenerUID(net.JoinHostPort(host, port))
+	if uid != sockowner.Unknown && uid != os.Geteuid() {
+		return fmt.Errorf("%s is held by another account (uid %d), not by buddi: the command line keeps its token to itself; stop what holds the port and start buddi serve", addr, uid)
+	}
+	return nil
 }
