@@ -205,7 +205,8 @@ func (c *searchCall) wanted(e confine.Entry) bool {
 }
 
 // Execute searches with ripgrep, in the workspace's box, when it is on buddi's PATH and a box
-// can be made here, with the built-in search otherwise (it opens each file through the walk's
+// can be made here for this workspace (one that holds buddi's data directory or a protected
+// path cannot be boxed), with the built-in search otherwise (it opens each file through the walk's
 // directory descriptor, so a swapped link leads nowhere). Both search the same files: the walk
 // of walkTree, in its order.
 func (t *searchTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
@@ -219,7 +220,7 @@ func (t *searchTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.
 	)
 	rg, lerr := t.p.deps.LookPath("rg")
 	box := t.p.box(c.s, false)
-	if lerr == nil && box.policy != nil {
+	if lerr == nil && box.policy != nil && box.policy.Validate() == nil {
 		out, sum, err = c.ripgrep(ctx, rg, box.policy)
 	} else {
 		out, sum, err = c.builtin(ctx)
