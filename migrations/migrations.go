@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -233,11 +235,16 @@ func checkRiver(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 // triggers refuse it too): the application role may only read and add to them.
 var appendOnly = []string{"core.events", "core.actions"}
 
+// keptRows are tables whose rows change but are never removed: the effect ledger (a deleted
+// attempt would let an approved action dispatch again), the approvals and the standing
+// permissions (their history is the record of the owner's decisions).
+var keptRows = []string{"core.effect_attempts", "core.approvals", "core.tool_permissions"}
+
 // Grant gives role, the role buddi's process and command line connect as, exactly what they
 // need on the schemas the pool's role (the owner) owns in this database, which are the ones
 // Up migrates (core's, the plugins', River's), and nothing more: USAGE on each schema;
 // SELECT, INSERT, UPDATE and DELETE on its tables (SELECT and INSERT only on the append-only
-// ones, SELECT only on the migrations' own bookkeeping); USAGE and SELECT on its sequences;
+// ones, no DELETE on the kept ones, SELECT only on the migrations' own bookkeeping); USAGE and SELECT on its sequences;
 // CONNECT on the database, which PUBLIC loses with TEMPORARY. No TRUNCATE, REFERENCES or
 // TRIGGER, no CREATE, and no ownership: role cannot alter, truncate or drop a table, nor
 // disable, drop or replace a trigger. Default privileges give the same on the tables,
@@ -315,8 +322,9 @@ func grants(ctx context.Context, tx pgx.Tx, r string) ([]string, error) {
 	rows, err = tx.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname), n.nspname || '.' || c.relname = ANY($1)
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = ANY($2) AND c.relkind IN ('r', 'p')
-		  AND (n.nspname || '.' || c.relname = ANY($1) OR c.relname = $3 OR (n.nspname = $4 AND c.relname = 'river_migration'))
-		ORDER BY 1`, appendOnly, schemas, versionTable, RiverSchema)
+		  AND (n.nspname || '.' || c.relname = ANY($1) OR n.nspname || '.' || c.relname = ANY($5)
+		       OR c.relname = $3 OR (n.nspname = $4 AND c.relname = 'river_migration'))
+		ORDER BY 1`, appendOnly, schemas, versionTable, RiverSchema, keptRows)
 	if err != nil {
 		return nil, err
 	}
@@ -333,11 +341,18 @@ func grants(ctx context.Context, tx pgx.Tx, r string) ([]string, error) {
 		return nil, err
 	}
 	for _, t := range tables {
-		if t.appendOnly {
+		switch {
+		case t.appendOnly:
 			stmts = append(stmts, "REVOKE UPDATE, DELETE ON TABLE "+t.name+" FROM "+r)
-		} else {
+		case slices.Contains(keptRows, unquote(t.name)):
+			stmts = append(stmts, "REVOKE DELETE ON TABLE "+t.name+" FROM "+r)
+		default:
 			stmts = append(stmts, "REVOKE INSERT, UPDATE, DELETE ON TABLE "+t.name+" FROM "+r)
 		}
 	}
 	return stmts, nil
 }
+
+// unquote turns format('%I.%I')'s "schema"."table" (quotes only where needed) into
+// schema.table.
+func unquote(name string) string { return strings.ReplaceAll(name, `"`, "") }

@@ -135,7 +135,8 @@ func TestGrantWithholdsWhatTheTriggersRefuse(t *testing.T) {
 		       has_table_privilege($1, c.oid, 'TRUNCATE, REFERENCES, TRIGGER'),
 		       EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid
 		               WHERE g.tgrelid = c.oid AND p.proname LIKE '%refuse_change'),
-		       c.relname IN ('schema_version', 'river_migration')
+		       c.relname IN ('schema_version', 'river_migration'),
+		       c.oid::regclass::text IN ('core.effect_attempts', 'core.approvals', 'core.tool_permissions')
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname IN ('core', 'river') AND c.relkind IN ('r', 'p')`, role)
 	if err != nil {
@@ -145,8 +146,8 @@ func TestGrantWithholdsWhatTheTriggersRefuse(t *testing.T) {
 	tables, refusing := 0, 0
 	for rows.Next() {
 		var name string
-		var sel, ins, upd, del, other, refuses, bookkeeping bool
-		if err := rows.Scan(&name, &sel, &ins, &upd, &del, &other, &refuses, &bookkeeping); err != nil {
+		var sel, ins, upd, del, other, refuses, bookkeeping, kept bool
+		if err := rows.Scan(&name, &sel, &ins, &upd, &del, &other, &refuses, &bookkeeping, &kept); err != nil {
 			t.Fatal(err)
 		}
 		tables++
@@ -165,6 +166,12 @@ func TestGrantWithholdsWhatTheTriggersRefuse(t *testing.T) {
 			if !ins {
 				t.Errorf("%s: the role may not append to it", name)
 			}
+		case kept && del:
+			// A deleted ledger row would let an approved action dispatch again.
+			t.Errorf("%s: its rows are kept, yet the role may DELETE", name)
+		case kept && !(ins && upd):
+			t.Errorf("%s: the role may not write it", name)
+		case kept:
 		case !bookkeeping && !(ins && upd && del):
 			t.Errorf("%s: the role may not write it", name)
 		}
