@@ -46,7 +46,7 @@ func (c dashboardCmd) Run(env *runEnv) error {
 			fmt.Fprintf(env.stderr, "On the tailnet the dashboard opens for %s with no sign-in, and for no one else.\n", rep.Tailnet.Owner)
 			return nil
 		}
-		url, expires, err = signInLink(env, rep.Tailnet.URL)
+		url, expires, err = signInLink(env, rep.Tailnet.URL, webauth.SubjectTailnet)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (c dashboardCmd) Run(env *runEnv) error {
 		fmt.Fprintln(env.stderr, "Open it within five minutes on a device on your tailnet: the login that opens it becomes the owner's, and only that login gets in.")
 		return nil
 	}
-	if url, expires, err = signInLink(env, url); err != nil {
+	if url, expires, err = signInLink(env, url, ""); err != nil {
 		return err
 	}
 	if c.JSON {
@@ -70,7 +70,7 @@ func (c dashboardCmd) Run(env *runEnv) error {
 
 // signInLink issues a single-use sign-in ticket and returns the link that redeems it on base
 // (the dashboard's address, ending in a slash) and when it expires.
-func signInLink(env *runEnv, base string) (string, *time.Time, error) {
+func signInLink(env *runEnv, base, subject string) (string, *time.Time, error) {
 	src, err := openActions(env)
 	if err != nil {
 		return "", nil, err
@@ -84,7 +84,7 @@ func signInLink(env *runEnv, base string) (string, *time.Time, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	ticket, err := webauth.Issue(env.ctx, src.Pool, key, webauth.PurposeSession, "")
+	ticket, err := webauth.Issue(env.ctx, src.Pool, key, webauth.PurposeSession, subject)
 	if err != nil {
 		return "", nil, err
 	}

@@ -109,7 +109,7 @@ func (s *Server) redeemTailnet(w http.ResponseWriter, r *http.Request, v tailnet
 		return
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	if err := webauth.Use(r.Context(), tx, s.deps.Seal, r.URL.Query().Get("ticket"), webauth.PurposeSession, ""); err != nil {
+	if err := webauth.Use(r.Context(), tx, s.deps.Seal, r.URL.Query().Get("ticket"), webauth.PurposeSession, webauth.SubjectTailnet); err != nil {
 		if !errors.Is(err, webauth.ErrInvalid) {
 			writeError(w, http.StatusServiceUnavailable, "the sign-in could not be checked: the database is not answering")
 			return

@@ -81,8 +81,20 @@ func TestTailnetGate(t *testing.T) {
 	if o, _ := tailnet.Owner(context.Background(), pool, key); o != "" {
 		t.Fatalf("a bad ticket pinned %q", o)
 	}
+	// A sign-in ticket for the loopback dashboard (the one buddi serve logs) pins nothing on
+	// the tailnet.
+	local, err := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := do(http.MethodGet, "/auth?ticket="+local, other); rec.Code != http.StatusForbidden {
+		t.Fatalf("a loopback ticket on the tailnet: %d", rec.Code)
+	}
+	if o, _ := tailnet.Owner(context.Background(), pool, key); o != "" {
+		t.Fatalf("a loopback ticket pinned %q", o)
+	}
 	// A tagged machine acts for no user: its valid ticket pins nothing, and is not spent.
-	ticket, err := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, "")
+	ticket, err := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, webauth.SubjectTailnet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +125,7 @@ func TestTailnetGate(t *testing.T) {
 		t.Fatalf("no HttpOnly session cookie after redeeming: %v", rec.Result().Cookies())
 	}
 	// A second ticket, redeemed by someone else, changes nothing.
-	ticket2, _ := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, "")
+	ticket2, _ := webauth.Issue(context.Background(), pool, key, webauth.PurposeSession, webauth.SubjectTailnet)
 	if rec := do(http.MethodGet, "/auth?ticket="+ticket2, other); rec.Code != http.StatusForbidden {
 		t.Fatalf("a second login's ticket: %d", rec.Code)
 	}

@@ -38,6 +38,11 @@ const (
 	PurposePreview Purpose = "preview" // one developer preview (subject: plugin/name)
 )
 
+// SubjectTailnet is the subject of a sign-in ticket meant for the tailnet (`buddi dashboard
+// --tailnet`): the login that redeems it while no owner login is set becomes the owner's, so
+// a ticket for the loopback dashboard (subject "") must not do that.
+const SubjectTailnet = "tailnet"
+
 // Lifetimes.
 const (
 	TicketTTL         = 5 * time.Minute
