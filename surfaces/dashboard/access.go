@@ -198,14 +198,21 @@ func (s *Server) recordRefusal(r *http.Request, reason string) {
 	s.log.Warn("refused a request without the owner's credential", "path", r.URL.Path, "reason", reason, "uid", uid)
 }
 
+// maxSessionCookies bounds how many session cookies of one request are looked up.
+const maxSessionCookies = 8
+
 // validSession reports whether any of r's session cookies (the name carries the port) is a live
 // session for subject. Any, not the first: a page on another port of the same host can add a
 // cookie of that name with a narrower path, which the browser sends first.
 func validSession(r *http.Request, q webauth.Querier, key seal.Key, subject string) (bool, error) {
 	name := cookieName("buddi_session", r)
+	tried := 0
 	for _, c := range r.Cookies() {
 		if c.Name != name {
 			continue
+		}
+		if tried++; tried > maxSessionCookies {
+			return false, nil // a request stuffed with cookies costs one query each: enough
 		}
 		ok, err := webauth.Valid(r.Context(), q, key, c.Value, webauth.PurposeSession, subject)
 		if err != nil || ok {
