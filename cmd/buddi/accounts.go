@@ -21,11 +21,7 @@ type accountsCmd struct {
 
 // openAccounts opens the database and the account store, with the seal key.
 func openAccounts(env *runEnv) (*account.Store, *dbsource.Source, error) {
-	key, err := loadSeal()
-	if err != nil {
-		return nil, nil, err
-	}
-	src, err := openActions(env)
+	key, src, err := openSealed(env)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,11 +54,7 @@ func withAgentStore(env *runEnv, agent string, fn func(id string, store *develop
 
 // openDeveloper opens the database and the developer plugin's store.
 func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
-	key, err := loadSeal()
-	if err != nil {
-		return nil, nil, err
-	}
-	src, err := openActions(env)
+	key, src, err := openSealed(env)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -102,11 +102,7 @@ func (c telegramPairCmd) Run(env *runEnv) error {
 
 // openTelegram opens the database and the surface's store, with the seal key.
 func openTelegram(env *runEnv) (*telegram.Store, *dbsource.Source, error) {
-	key, err := loadSeal()
-	if err != nil {
-		return nil, nil, err
-	}
-	src, err := openActions(env)
+	key, src, err := openSealed(env)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -392,32 +391,6 @@ func stranger(spec string) {
 	}
 	resp.Body.Close()
 	fmt.Println("approve", resp.StatusCode)
-}
-
-// The kernel's socket table names the account behind a loopback connection.
-func TestPeerAccountIsRead(t *testing.T) {
-	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got := dashboard.PeerUID(s.RemoteAddr().String(), s.LocalAddr().String()); got != os.Getuid() {
-		t.Errorf("PeerUID = %d, want %d", got, os.Getuid())
-	}
-	if got := dashboard.PeerUID("192.0.2.1:1234", s.LocalAddr().String()); got != -1 {
-		t.Errorf("PeerUID of a remote address = %d, want -1", got)
-	}
 }
 
 type nopDeveloper struct{}
