@@ -232,10 +232,16 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	if a.Port > 0 {
 		port = &a.Port
 	}
+	started := t.p.deps.Now().UTC().Truncate(time.Microsecond)
+	sum, err := t.p.store.sealProcess(call.Agent, a.Name, id, c.verdict.Argv, c.verdict.Dir, port, logPath, started)
+	if err != nil {
+		_ = proc.Stop(time.Second)
+		return plugins.Result{}, err
+	}
 	if _, err := t.p.deps.Pool.Exec(ctx, `
-		INSERT INTO developer.processes (agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		call.Agent, a.Name, id.Pid, int64(id.StartTime), id.Boot, string(argv), c.verdict.Dir, port, logPath, t.p.deps.Now()); err != nil {
+		INSERT INTO developer.processes (agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at, seal)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		call.Agent, a.Name, id.Pid, int64(id.StartTime), id.Boot, string(argv), c.verdict.Dir, port, logPath, started, sum); err != nil {
 		_ = proc.Stop(time.Second)
 		return plugins.Result{}, fmt.Errorf("developer: record process %s: %w", a.Name, err)
 	}

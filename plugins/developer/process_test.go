@@ -2,9 +2,12 @@ package developer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"buddi/plugins"
 	"buddi/plugins/developer/runlist"
@@ -105,5 +108,42 @@ func TestStoreStopsProcesses(t *testing.T) {
 	}
 	if list, _ := b.store.Processes(context.Background(), agent); len(list) != 0 {
 		t.Errorf("after stop: %+v", list)
+	}
+}
+
+// A process row written into the table, naming one of the owner's own processes (its pid and
+// start time are anyone's to read in /proc), aims nothing: Stop finds no such process, the
+// list does not show it, and the owner's process still runs. One developer.start wrote is
+// sealed and stops.
+func TestForgedProcessRowSignalsNothing(t *testing.T) {
+	host := &localHost{}
+	b := setup(t, withHost(host))
+	t.Cleanup(func() { _ = host.StopAll(context.Background(), agent) })
+	victim, err := spawn.Start(spawn.Spec{Argv: []string{"sleep", "300"}, Dir: b.ws, Env: []string{"PATH=/usr/bin:/bin"}, Unboxed: true},
+		filepath.Join(b.data, "victim.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = victim.Stop(time.Second) })
+	id := victim.Identity()
+	if _, err := b.store.pool.Exec(context.Background(), `
+		INSERT INTO developer.processes (agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at)
+		VALUES ($1, 'editor', $2, $3, $4, '["sleep","300"]', $5, NULL, $6, now())`,
+		agent, id.Pid, int64(id.StartTime), id.Boot, b.ws, filepath.Join(b.data, "victim.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.StopProcess(context.Background(), agent, "editor"); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("stopping the forged row: %v, want ErrNoProcess", err)
+	}
+	if list, _ := b.store.Processes(context.Background(), agent); len(list) != 0 {
+		t.Errorf("the forged row is listed: %+v", list)
+	}
+	if !spawn.Alive(id) {
+		t.Fatal("a forged row had the owner's process stopped")
+	}
+	c := call("start", args(t, map[string]any{"name": "watch", "command": "sleep 300"}))
+	b.mustRun(t, c, b.mustDescribe(t, c))
+	if list, err := b.store.Processes(context.Background(), agent); err != nil || len(list) != 1 || list[0].Name != "watch" {
+		t.Fatalf("the sealed row: %+v, %v", list, err)
 	}
 }

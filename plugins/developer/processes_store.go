@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"buddi/core/seal"
 	"buddi/plugins/developer/spawn"
 )
 
@@ -36,6 +38,27 @@ type Process struct {
 	Running bool `json:"running"`
 
 	ident spawn.Identity
+}
+
+// purposeProcess is the seal's purpose for a process row.
+const purposeProcess = "developer.process"
+
+// processFields are what a process row's seal binds: who, which name, which process (pid,
+// start time, boot), what was spawned where, its port, its log and when.
+func processFields(agent, name string, id spawn.Identity, argv []string, cwd string, port *int, logPath string, started time.Time) []string {
+	p := ""
+	if port != nil {
+		p = fmt.Sprint(*port)
+	}
+	return []string{agent, name, fmt.Sprint(id.Pid), fmt.Sprint(id.StartTime), id.Boot, strings.Join(argv, "\x00"), cwd, p, logPath, seal.Stamp(started)}
+}
+
+// sealProcess is the seal of a process row developer.start records.
+func (s *Store) sealProcess(agent, name string, id spawn.Identity, argv []string, cwd string, port *int, logPath string, started time.Time) (string, error) {
+	if s.key.IsZero() {
+		return "", ErrNoKey
+	}
+	return s.key.Seal(purposeProcess, processFields(agent, name, id, argv, cwd, port, logPath, started)...), nil
 }
 
 // ErrNoProcess means the agent has no running process of that name.
@@ -67,26 +90,40 @@ func (s *Store) processes(ctx context.Context, agent, name string) ([]Process, e
 		return nil, errNoDatabase
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at
+		SELECT id, agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at, seal
 		FROM developer.processes WHERE stopped_at IS NULL AND ($1 = '' OR agent = $1) AND ($2 = '' OR name = $2)
 		ORDER BY agent, name`, agent, name)
 	if err != nil {
 		return nil, fmt.Errorf("developer: list processes: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Process, error) {
-		var p Process
+	type sealed struct {
+		Process
+		seal string
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sealed, error) {
+		var p sealed
 		var st int64
 		var argv []byte
-		err := r.Scan(&p.ID, &p.Agent, &p.Name, &p.Pid, &st, &p.ident.Boot, &argv, &p.Cwd, &p.Port, &p.LogPath, &p.StartedAt)
+		err := r.Scan(&p.ID, &p.Agent, &p.Name, &p.Pid, &st, &p.ident.Boot, &argv, &p.Cwd, &p.Port, &p.LogPath, &p.StartedAt, &p.seal)
 		if err == nil {
 			err = json.Unmarshal(argv, &p.Argv)
 		}
 		p.ident.Pid, p.ident.StartTime = p.Pid, uint64(st)
-		p.Running = spawn.Alive(p.ident)
 		return p, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("developer: list processes: %w", err)
+	}
+	var out []Process
+	for _, p := range all {
+		// A row buddi did not write names no process of the agent's: it is never signalled,
+		// shown or proxied to.
+		if why := s.key.Why(p.seal, purposeProcess, processFields(p.Agent, p.Name, p.ident, p.Argv, p.Cwd, p.Port, p.LogPath, p.StartedAt)...); why != "" {
+			s.refuse(ctx, "process", fmt.Sprint(p.ID), why, "nothing was signalled; a process buddi starts records itself")
+			continue
+		}
+		p.Running = spawn.Alive(p.ident)
+		out = append(out, p.Process)
 	}
 	return out, nil
 }
