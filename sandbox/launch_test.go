@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -248,5 +249,27 @@ func TestExplain(t *testing.T) {
 		if got := explain(tt.err); !strings.Contains(got, tt.want) {
 			t.Errorf("explain(%v) = %q, want it to say %q", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestBoxHasItsOwnProcesses: the program is the first process of a PID namespace of its
+// own, and the box's /proc shows that namespace alone: not buddi, not the owner's shells,
+// not other boxes, not even by their command lines.
+func TestBoxHasItsOwnProcesses(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	tr := newTree(t)
+	me := os.Getpid()
+	out, code, err := shell(t, Policy{Home: tr.home, Workspace: tr.ws}, tr.ws,
+		fmt.Sprintf(`echo pid $$; ls /proc | grep -c '^[0-9]'; cat /proc/%d/cmdline && echo saw-buddi || echo no-buddi`, me))
+	if err != nil || code != 0 {
+		t.Fatalf("sh: %v, exit %d, %s", err, code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || lines[0] != "pid 1" || lines[len(lines)-1] != "no-buddi" {
+		t.Fatalf("got %q, want the shell as pid 1 and no buddi", out)
+	}
+	if n, err := strconv.Atoi(lines[1]); err != nil || n > 3 {
+		t.Errorf("the box's /proc lists %s processes, want the box's own (at most 3)", lines[1])
 	}
 }

@@ -36,6 +36,13 @@ func (b *box) mount() error {
 			return fmt.Errorf("cover %s with a private tmpfs: %w", d, err)
 		}
 	}
+	// The box's own /proc: the launcher is the first process of a new PID namespace, and a
+	// proc mounted here shows that namespace alone, so no other process (buddi, the owner's
+	// shells, other boxes) is there to read, even by its command line. Read-only, as the one
+	// it covers was made.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount the box's own /proc (a PID namespace of our own is needed): %w", err)
+	}
 	// Shorter first: a path inside another is mounted onto what the outer one brought.
 	held := append(append([]heldPath(nil), b.kept...), b.files...)
 	slices.SortStableFunc(held, func(x, y heldPath) int { return len(x.real) - len(y.real) })

@@ -99,9 +99,12 @@ func startLaunch(cmd *exec.Cmd, l launch) error {
 	return parseFailure(string(msg))
 }
 
-// namespaces returns attr (copied, or a new one) with a new mount namespace and a new IPC
+// namespaces returns attr (copied, or a new one) with a new mount namespace, a new IPC
 // namespace (System V shared memory, semaphores and message queues, and POSIX message
-// queues, of the owner's other programs are not there), and for an
+// queues, of the owner's other programs are not there) and a new PID namespace, whose first
+// process the program becomes (the launcher execs it in place): when it ends, the kernel
+// kills everything else in the box, a process that left its group or session included; and
+// for an
 // account that is not root a user namespace mapping its own uid and gid to themselves, so
 // that it may mount in it, with the launcher holding CAP_SYS_ADMIN and CAP_SETPCAP there.
 func namespaces(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
@@ -110,7 +113,7 @@ func namespaces(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 		c := *attr
 		a = &c
 	}
-	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID
 	if uid := os.Geteuid(); uid != 0 {
 		gid := os.Getegid()
 		a.Cloneflags |= syscall.CLONE_NEWUSER

@@ -1,6 +1,10 @@
 package spawn
 
 import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,23 +39,75 @@ func signalOwn(pid int, sig unix.Signal) {
 
 // terminate ends our not yet reaped child pid and its group: SIGTERM, then SIGKILL when the
 // grace has passed. If the child ends within the grace, the rest of its group has what is
-// left of the grace to end too. It returns the signal that was sent last, once the child has
-// exited.
+// left of the grace to end too. A boxed child is the first process of its PID namespace,
+// which the kernel spares a SIGTERM it has no handler for: once the rest of its group has
+// ended, it gets SIGKILL at once, which is what SIGTERM would have done to it anywhere else
+// (see termDropped). It returns the signal that was sent last, once the child has exited.
 func terminate(pid int, exited <-chan struct{}, grace time.Duration) unix.Signal {
 	signalOwn(pid, unix.SIGTERM)
 	deadline := time.Now().Add(grace)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-exited:
-		if pollUntil(deadline, func() bool { return len(groupMembers(pid)) == 0 }) {
-			return unix.SIGTERM
+	wait := time.Millisecond
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
 		}
-	case <-t.C:
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-exited:
+			t.Stop()
+			if pollUntil(deadline, func() bool { return len(groupMembers(pid)) == 0 }) {
+				return unix.SIGTERM
+			}
+			signalOwn(pid, unix.SIGKILL)
+			return unix.SIGKILL
+		case <-t.C:
+		}
+		if termDropped(pid) && aloneInGroup(pid) {
+			break
+		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
 	signalOwn(pid, unix.SIGKILL)
 	<-exited
 	return unix.SIGKILL
+}
+
+// termDropped reports whether pid is the first process of a PID namespace other than ours
+// (a boxed command) with no handler for SIGTERM and not ignoring it. The kernel does not
+// deliver such a process a signal it has no handler for, SIGKILL apart, so a SIGTERM sent
+// to it was dropped: the program (a dev server that never asked for SIGTERM) would have
+// ended on it anywhere else.
+func termDropped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	var nsInit, handled bool
+	const term = 1 << (unix.SIGTERM - 1)
+	for line := range bytes.Lines(b) {
+		name, value, ok := strings.Cut(strings.TrimSpace(string(line)), ":")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "NSpid":
+			f := strings.Fields(value)
+			nsInit = len(f) > 1 && f[len(f)-1] == "1"
+		case "SigCgt", "SigIgn":
+			mask, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64)
+			if err != nil || mask&term != 0 {
+				handled = true
+			}
+		}
+	}
+	return nsInit && !handled
+}
+
+// aloneInGroup reports whether pid is the only live member of its own process group.
+func aloneInGroup(pid int) bool {
+	m := groupMembers(pid)
+	return len(m) == 0 || len(m) == 1 && m[0] == pid
 }
 
 // finishGroup is called once our child pid has exited and before it is reaped: whatever it

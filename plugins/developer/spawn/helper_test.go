@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,8 +32,15 @@ import (
 //	term-ok FIFO        likewise, and on SIGTERM print "got SIGTERM" and exit 0
 //	stubborn FIFO       ignore SIGTERM, start a child in its group that ignores it too,
 //	                    write "PID CHILDPID" to FIFO, wait forever
-//	leave               start a "block" child in its group, print "child PID", exit 0
-//	escape              start a "block" child in a session of its own, print "child PID", exit 0
+//	sleeper TOKEN       wait for a signal forever (TOKEN marks it, see markedPids)
+//	leave TOKEN         start a sleeper child in its group, print "child PID", exit 0
+//	escape TOKEN        start a sleeper child in a session of its own, print "child PID", exit 0
+//	daemon TOKEN        double fork: a child in a session of its own starts a sleeper and
+//	                    exits at once, leaving it an orphan; then exit 0
+//	escape-stay TOKEN FIFO  start a sleeper in a session of its own, write its own pid to
+//	                    FIFO, wait forever
+//	boxer TOKEN FIFO WS HOME  as buddi would: Start a boxed sleeper in workspace WS with data
+//	                    directory HOME, write its own pid to FIFO, wait forever
 //	try OP ARG …        attempt each OP on its ARG and print "OP ARG: ok[ detail]" or
 //	                    "OP ARG: error", one line each, exit 0 (see try)
 func helperMain(args []string) int {
@@ -103,8 +111,10 @@ func helperMain(args []string) int {
 		_, _ = r.Read(make([]byte, 1))
 		tellFIFO(arg(0), os.Getpid(), child.Process.Pid)
 		pauseForever()
-	case "leave", "escape":
-		child := helperCommand("block")
+	case "sleeper":
+		pauseForever()
+	case "leave", "escape", "daemon-mid":
+		child := helperCommand("sleeper", arg(0))
 		if mode == "escape" {
 			child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		}
@@ -112,6 +122,29 @@ func helperMain(args []string) int {
 			return 1
 		}
 		fmt.Printf("child %d\n", child.Process.Pid)
+	case "daemon":
+		mid := helperCommand("daemon-mid", arg(0))
+		mid.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := mid.Run(); err != nil {
+			return 1
+		}
+	case "escape-stay":
+		child := helperCommand("sleeper", arg(0))
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			return 1
+		}
+		tellFIFO(arg(1), os.Getpid())
+		pauseForever()
+	case "boxer":
+		spec := Spec{Argv: []string{helperName, "sleeper", arg(0)}, Dir: arg(2), Env: os.Environ(),
+			Box: &sandbox.Policy{Home: arg(3), Workspace: arg(2)}}
+		if _, err := Start(spec, filepath.Join(arg(3), "sleeper.log")); err != nil {
+			fmt.Fprintln(os.Stderr, "boxer:", err)
+			return 1
+		}
+		tellFIFO(arg(1), os.Getpid())
+		pauseForever()
 	case "try":
 		for i := 0; i+1 < len(rest); i += 2 {
 			detail, err := try(rest[i], rest[i+1])
@@ -137,7 +170,8 @@ func helperCommand(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// tellFIFO writes the pids on one line to the FIFO at path, when there is one.
+// tellFIFO writes the pids on one line to the FIFO at path, when there is one, after the
+// PID namespace they are numbered in (a boxed helper's pids are its box's).
 func tellFIFO(path string, pids ...int) {
 	if path == "" {
 		return
@@ -146,9 +180,10 @@ func tellFIFO(path string, pids ...int) {
 	if err != nil {
 		return
 	}
-	words := make([]string, len(pids))
-	for i, p := range pids {
-		words[i] = strconv.Itoa(p)
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	words := []string{ns}
+	for _, p := range pids {
+		words = append(words, strconv.Itoa(p))
 	}
 	_, _ = f.WriteString(strings.Join(words, " ") + "\n")
 	_ = f.Close()
@@ -163,7 +198,8 @@ func pauseForever() {
 
 // withFIFO makes a FIFO in the spec's directory (so that a boxed helper sees it), adds its
 // path to the spec's arguments, and returns a function that waits (at most 30 s) for the
-// helper's line of pids on it.
+// helper's line of pids on it, and returns them as this process sees them (the host's pids
+// of a boxed helper's processes).
 func withFIFO(t *testing.T, spec *Spec) func() []int {
 	t.Helper()
 	path := filepath.Join(spec.Dir, "ready")
@@ -188,16 +224,91 @@ func withFIFO(t *testing.T, spec *Spec) func() []int {
 		if err != nil {
 			t.Fatalf("waiting for the helper: %v", err)
 		}
+		words := strings.Fields(line)
+		if len(words) < 2 {
+			t.Fatalf("helper said %q", line)
+		}
 		var pids []int
-		for _, w := range strings.Fields(line) {
+		for _, w := range words[1:] {
 			p, err := strconv.Atoi(w)
 			if err != nil {
 				t.Fatalf("helper said %q", line)
 			}
-			pids = append(pids, p)
+			pids = append(pids, hostPid(t, words[0], p))
 		}
 		return pids
 	}
+}
+
+// hostPid finds the process numbered pid in the PID namespace ns ("pid:[N]", as
+// /proc/PID/ns/pid reads) and returns its pid here.
+func hostPid(t *testing.T, ns string, pid int) int {
+	t.Helper()
+	names, _ := os.ReadDir("/proc")
+	for _, e := range names {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if got, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); got != ns {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 && f[len(f)-1] == strconv.Itoa(pid) {
+					return p
+				}
+			}
+		}
+	}
+	t.Fatalf("no process %d in the PID namespace %s", pid, ns)
+	return 0
+}
+
+// markedPids lists the processes (as this process numbers them) that have token among their
+// arguments.
+func markedPids(token string) []int {
+	names, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range names {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || processGone(p) {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), token) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// newToken returns a word no other process has among its arguments.
+func newToken(t *testing.T) string {
+	return fmt.Sprintf("spawntest-%d-%d", os.Getpid(), tokenN.Add(1))
+}
+
+var tokenN atomic.Int64
+
+// waitUnmarked waits (at most 10 s, polling) until no process carries token.
+func waitUnmarked(t *testing.T, token string) {
+	t.Helper()
+	if !pollUntil(time.Now().Add(10*time.Second), func() bool { return len(markedPids(token)) == 0 }) {
+		t.Fatalf("still running: %v, carrying %s", markedPids(token), token)
+	}
+}
+
+// killMarked kills every process carrying token, and waits until they are gone.
+func killMarked(t *testing.T, token string) {
+	t.Helper()
+	for _, p := range markedPids(token) {
+		_ = unix.Kill(p, unix.SIGKILL)
+	}
+	waitUnmarked(t, token)
 }
 
 // helperEnv is an environment whose PATH finds the helper. GORACE stops a helper built with

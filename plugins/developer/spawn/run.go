@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -105,7 +106,11 @@ func (s Spec) command() (*exec.Cmd, error) {
 		Args:        append([]string(nil), s.Argv...),
 		Dir:         s.Dir,
 		Env:         append([]string(nil), env...),
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+		// Pdeathsig: should buddi die without stopping it (a crash, SIGKILL), the command gets
+		// SIGKILL, and with a boxed command's first process its whole box ends. The kernel
+		// sends it when the thread that forked the command ends, so Run and Start fork on a
+		// thread locked to a goroutine that lives until the command has been reaped.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}, nil
 }
 
@@ -202,6 +207,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: the streams interleave as written
 	path, argv := cmd.Path, cmd.Args
+	// The command's parent-death signal is tied to this thread (see command).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	started := time.Now()
 	err = spec.start(cmd)
 	_ = pw.Close()

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"buddi/sandbox"
 )
 
@@ -116,59 +118,188 @@ func TestRunOutputBound(t *testing.T) {
 // output pipe open) returns, and the child is gone.
 func TestRunKillsWhatItLeaves(t *testing.T) {
 	t.Parallel()
-	res, err := Run(context.Background(), helperSpec(t, "leave"))
+	token := newToken(t)
+	res, err := Run(context.Background(), helperSpec(t, "leave", token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var child int
-	if _, err := fmt.Sscanf(res.Output, "child %d", &child); err != nil {
-		t.Fatalf("output %q: %v", res.Output, err)
+	if !strings.HasPrefix(res.Output, "child ") || res.ExitCode != 0 || res.Ended != Exited || res.OutputHeld {
+		t.Errorf("got output %q code %d ended %v held %v", res.Output, res.ExitCode, res.Ended, res.OutputHeld)
 	}
-	if res.ExitCode != 0 || res.Ended != Exited || res.OutputHeld {
-		t.Errorf("got code %d ended %v held %v", res.ExitCode, res.Ended, res.OutputHeld)
-	}
-	waitGoneT(t, res.Pid, child)
+	waitGoneT(t, res.Pid)
+	waitUnmarked(t, token)
 }
 
-// TestRunOutputHeldByEscapee: a child that left the group is out of reach; Run still returns
-// once the grace has passed, and says the output was held.
+// TestBoxEndsWhatLeftTheGroup: a boxed command whose child leaves its process group (a
+// session of its own, or a double fork that leaves an orphan) leaves nothing running once
+// Run returns, nor once Stop has stopped a started one: the box is a PID namespace, and
+// the command is its first process. Unboxed, the control, the child is still there (and
+// Run says the output was held), and is killed by the test.
+func TestBoxEndsWhatLeftTheGroup(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	for _, mode := range []string{"escape", "daemon"} {
+		t.Run("run "+mode, func(t *testing.T) {
+			t.Parallel()
+			token := newToken(t)
+			spec := helperSpec(t, mode, token)
+			spec.Grace = 100 * time.Millisecond
+			res, err := Run(context.Background(), spec)
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("boxed: %v, exit %d: %s", err, res.ExitCode, res.Output)
+			}
+			if res.OutputHeld {
+				t.Errorf("boxed: the output was held")
+			}
+			waitUnmarked(t, token)
+
+			control := newToken(t)
+			spec = helperSpec(t, mode, control)
+			spec.Grace, spec.Box, spec.Unboxed = 100*time.Millisecond, nil, true
+			res, err = Run(context.Background(), spec)
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("unboxed: %v, exit %d: %s", err, res.ExitCode, res.Output)
+			}
+			if len(markedPids(control)) == 0 {
+				t.Errorf("unboxed, the %s child is gone too: the control does not show the hole", mode)
+			}
+			killMarked(t, control)
+		})
+	}
+	t.Run("start and stop", func(t *testing.T) {
+		t.Parallel()
+		for _, boxed := range []bool{true, false} {
+			token := newToken(t)
+			spec := helperSpec(t, "escape-stay", token)
+			if !boxed {
+				spec.Box, spec.Unboxed = nil, true
+			}
+			ready := withFIFO(t, &spec)
+			p, _ := startHelper(t, spec)
+			ready()
+			if len(markedPids(token)) == 0 {
+				t.Fatalf("boxed %v: the child never ran", boxed)
+			}
+			if err := p.Stop(100 * time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if boxed {
+				waitUnmarked(t, token)
+				continue
+			}
+			if len(markedPids(token)) == 0 {
+				t.Errorf("unboxed, the child is gone too: the control does not show the hole")
+			}
+			killMarked(t, token)
+		}
+	})
+}
+
+// TestBoxEndsWithBuddi: a boxed process whose buddi dies without stopping it (SIGKILL) ends
+// with it, and its box with it.
+func TestBoxEndsWithBuddi(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	token := newToken(t)
+	ws, home := t.TempDir(), t.TempDir()
+	boxer := Spec{Argv: []string{helperName, "boxer", token}, Dir: ws, Env: helperEnv(), Unboxed: true}
+	ready := withFIFO(t, &boxer)
+	boxer.Argv = append(boxer.Argv, ws, home)
+	p, _ := startHelper(t, boxer)
+	ready()
+	if !pollUntil(time.Now().Add(10*time.Second), func() bool { return len(markedPids(token)) > 0 }) {
+		t.Fatal("the boxed sleeper never ran")
+	}
+	if err := unix.Kill(p.Identity().Pid, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	waitUnmarked(t, token)
+}
+
+// TestRunOutputHeldByEscapee: unboxed, a child that left the group is out of reach; Run
+// still returns once the grace has passed, and says the output was held.
 func TestRunOutputHeldByEscapee(t *testing.T) {
 	t.Parallel()
-	spec := helperSpec(t, "escape")
-	spec.Grace = 100 * time.Millisecond
+	token := newToken(t)
+	spec := helperSpec(t, "escape", token)
+	spec.Grace, spec.Box, spec.Unboxed = 100*time.Millisecond, nil, true
 	res, err := Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var child int
-	if _, err := fmt.Sscanf(res.Output, "child %d", &child); err != nil {
-		t.Fatalf("output %q: %v", res.Output, err)
-	}
-	// The escapee is this test's own grandchild; stop it by its identity.
-	if id, err := Lookup(child); err == nil {
-		if err := Stop(id, time.Second); err != nil {
-			t.Errorf("stop the escapee: %v", err)
-		}
 	}
 	if !res.OutputHeld || res.ExitCode != 0 {
 		t.Errorf("got held %v code %d, want held, 0", res.OutputHeld, res.ExitCode)
 	}
-	waitGoneT(t, res.Pid, child)
+	// The escapee is this test's own grandchild; stop it by its identity.
+	for _, child := range markedPids(token) {
+		if id, err := Lookup(child); err == nil {
+			if err := Stop(id, time.Second); err != nil {
+				t.Errorf("stop the escapee: %v", err)
+			}
+		}
+	}
+	waitUnmarked(t, token)
 }
 
+// TestRunTimeout: the command's group gets SIGTERM when the timeout passes. A boxed Go
+// program, the first process of its box, handles SIGTERM itself (its runtime catches it)
+// and ends on it with status 2, since its own signal back to itself is not delivered.
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
 	spec := helperSpec(t, "block")
 	spec.Timeout = 100 * time.Millisecond
-	spec.Grace = 5 * time.Second
+	spec.Grace = 30 * time.Second
 	res, err := Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Ended != TimedOut || res.ExitCode != -1 || res.Signal != syscall.SIGTERM {
-		t.Errorf("got ended %v code %d signal %v, want timed out by SIGTERM", res.Ended, res.ExitCode, res.Signal)
+	byTerm := res.Signal == syscall.SIGTERM || spec.Box != nil && res.ExitCode == 2
+	if res.Ended != TimedOut || !byTerm || res.Elapsed > 20*time.Second {
+		t.Errorf("got ended %v code %d signal %v after %v, want timed out by SIGTERM", res.Ended, res.ExitCode, res.Signal, res.Elapsed)
 	}
 	waitGoneT(t, res.Pid)
+}
+
+// TestTimeoutAndStopEndAProgramWithNoHandler: a boxed program that has no handler for
+// SIGTERM (sleep, a dev server that never asked for it) is the first process of its box,
+// which the kernel spares the SIGTERM; it still ends at once on a timeout and on Stop, as it
+// would unboxed, not only when the grace (a minute here) has passed.
+func TestTimeoutAndStopEndAProgramWithNoHandler(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	spec := helperSpec(t)
+	spec.Argv, spec.Timeout, spec.Grace = []string{"sleep", "600"}, 100*time.Millisecond, time.Minute
+	started := time.Now()
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ended != TimedOut || res.Signal != syscall.SIGKILL || time.Since(started) > 20*time.Second {
+		t.Errorf("got ended %v signal %v after %v, want timed out and killed within seconds", res.Ended, res.Signal, time.Since(started))
+	}
+	waitGoneT(t, res.Pid)
+
+	spec.Timeout = 0
+	p, _ := startHelper(t, spec)
+	if !pollUntil(time.Now().Add(10*time.Second), func() bool { return !termDroppedOrGone(p.Identity().Pid) }) {
+		t.Fatal("the started sleep never ran")
+	}
+	started = time.Now()
+	if err := Stop(p.Identity(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(started) > 20*time.Second {
+		t.Errorf("Stop took %v, want seconds", time.Since(started))
+	}
+	<-p.Done()
+}
+
+// termDroppedOrGone is false once pid runs sleep as the first process of its box (so a
+// SIGTERM to it would be dropped), true until then.
+func termDroppedOrGone(pid int) bool {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return strings.TrimSpace(string(b)) != "sleep" || !termDropped(pid)
 }
 
 func TestRunCancel(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -82,10 +83,34 @@ func Start(spec Spec, logPath string) (*Process, error) {
 		return nil, fmt.Errorf("spawn: start %q: %w", spec.Argv[0], err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
+	started := make(chan startResult, 1)
+	// The process's parent-death signal is tied to the thread that forks it (see command):
+	// it is forked on a thread locked to the goroutine that reaps it, which lets go of the
+	// thread only once the process has been reaped.
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		p, err := spec.launch(cmd, logPath)
+		_ = log.Close()
+		started <- startResult{p, err}
+		if err == nil {
+			p.reap(cmd, spec.grace())
+		}
+	}()
+	r := <-started
+	return r.p, r.err
+}
+
+// startResult is what Start's goroutine hands back.
+type startResult struct {
+	p   *Process
+	err error
+}
+
+// launch starts cmd as spec says and reads the identity of its process.
+func (s Spec) launch(cmd *exec.Cmd, logPath string) (*Process, error) {
 	path := cmd.Path
-	err = spec.start(cmd)
-	_ = log.Close()
-	if err != nil {
+	if err := s.start(cmd); err != nil {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
@@ -96,14 +121,12 @@ func Start(spec Spec, logPath string) (*Process, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("spawn: start %s: read its start time: %w", path, err)
 	}
-	p := &Process{
+	return &Process{
 		id:      Identity{Pid: pid, StartTime: st.start, Boot: bootID()},
 		path:    path,
 		logPath: logPath,
 		done:    make(chan struct{}),
-	}
-	go p.reap(cmd, spec.grace())
-	return p, nil
+	}, nil
 }
 
 // reap waits for the process to exit, stops what it left in its group while its pid still

@@ -2,7 +2,6 @@ package spawn
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -136,20 +135,21 @@ func TestStopKillsTheGroup(t *testing.T) {
 // itself is stopped before it is reaped.
 func TestStartedProcessExitsLeavingAChild(t *testing.T) {
 	t.Parallel()
-	p, logPath := startHelper(t, helperSpec(t, "leave"))
+	token := newToken(t)
+	p, logPath := startHelper(t, helperSpec(t, "leave", token))
 	<-p.Done()
 	c, err := Tail(logPath, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var child int
-	if _, err := fmt.Sscanf(c.Data, "child %d", &child); err != nil {
-		t.Fatalf("log %q: %v", c.Data, err)
+	if !strings.HasPrefix(c.Data, "child ") {
+		t.Fatalf("log %q", c.Data)
 	}
 	if ex := p.Exit(); ex.Code != 0 {
 		t.Errorf("got exit %+v", ex)
 	}
-	waitGoneT(t, p.Identity().Pid, child)
+	waitGoneT(t, p.Identity().Pid)
+	waitUnmarked(t, token)
 }
 
 func TestStartLog(t *testing.T) {

@@ -34,13 +34,13 @@ func Stop(id Identity, grace time.Duration) error {
 	if err := signalGroup(pfd, id.Pid, unix.SIGTERM); err != nil {
 		return fmt.Errorf("spawn: stop %v: %w", id, err)
 	}
-	if waitGone(pfd, id, time.Now().Add(grace)) {
+	if waitGone(pfd, id, time.Now().Add(grace), func() bool { return termDropped(id.Pid) && aloneInGroup(id.Pid) && Alive(id) }) {
 		return nil
 	}
 	if err := signalGroup(pfd, id.Pid, unix.SIGKILL); err != nil {
 		return fmt.Errorf("spawn: stop %v: %w", id, err)
 	}
-	if waitGone(pfd, id, time.Now().Add(killWait)) {
+	if waitGone(pfd, id, time.Now().Add(killWait), nil) {
 		return nil
 	}
 	return fmt.Errorf("spawn: stop %v: still running %v after SIGKILL", id, killWait)
@@ -94,23 +94,34 @@ func signalGroup(pfd, pgid int, sig unix.Signal) error {
 
 // waitGone waits until id's process has exited and its group has no live member, or the
 // deadline passes, and reports whether it is gone. The leader's exit is waited for on the
-// pidfd, which becomes readable when it exits; the group's other members are polled.
-func waitGone(pfd int, id Identity, deadline time.Time) bool {
-	if pfd >= 0 {
-		for {
-			ms := int(time.Until(deadline).Milliseconds())
-			if ms <= 0 {
-				break
-			}
-			fds := []unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}
-			n, err := unix.Poll(fds, ms)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n > 0 {
-				break
-			}
+// pidfd, which becomes readable when it exits; the group's other members are polled. When
+// early is set and reports true (a boxed process that was spared the SIGTERM, see
+// termDropped), it stops waiting and reports false, so that SIGKILL follows at once.
+func waitGone(pfd int, id Identity, deadline time.Time, early func() bool) bool {
+	gone := func() bool { return !Alive(id) && len(groupMembers(id.Pid)) == 0 }
+	wait := time.Millisecond
+	for {
+		if gone() {
+			return true
 		}
+		if early != nil && early() {
+			return false
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		step := min(wait, left)
+		if pfd >= 0 {
+			// The pidfd turns readable when the leader exits: no need to sleep past that.
+			fds := []unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(fds, int(max(step.Milliseconds(), 1))); err == nil && n > 0 {
+				// The leader has exited; what is left of its group is polled from here on.
+				return pollUntil(deadline, gone)
+			}
+		} else {
+			time.Sleep(step)
+		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
-	return pollUntil(deadline, func() bool { return !Alive(id) && len(groupMembers(id.Pid)) == 0 })
 }
