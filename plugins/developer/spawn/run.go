@@ -102,10 +102,10 @@ func (s Spec) command() (*exec.Cmd, error) {
 		env = []string{} // exec.Cmd reads a nil Env as "inherit buddi's"
 	}
 	return &exec.Cmd{
-		Path:        path,
-		Args:        append([]string(nil), s.Argv...),
-		Dir:         s.Dir,
-		Env:         append([]string(nil), env...),
+		Path: path,
+		Args: append([]string(nil), s.Argv...),
+		Dir:  s.Dir,
+		Env:  append([]string(nil), env...),
 		// Pdeathsig: should buddi die without stopping it (a crash, SIGKILL), the command gets
 		// SIGKILL, and with a boxed command's first process its whole box ends. The kernel
 		// sends it when the thread that forked the command ends, so Run and Start fork on a
