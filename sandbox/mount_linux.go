@@ -60,15 +60,8 @@ func (b *box) mount() error {
 			return fmt.Errorf("mount the %s %s into the box: %w", k.role, k.real, err)
 		}
 	}
-	if !b.l.Policy.GitWritable {
-		git := filepath.Join(b.workspace, ".git")
-		if _, err := os.Lstat(git); err == nil {
-			if err := bindReadOnly(git, git); err != nil {
-				return err
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("look at %s: %w", git, err)
-		}
+	if err := b.guardGit(); err != nil {
+		return err
 	}
 	for _, h := range b.covers {
 		fi, err := os.Stat(h.path)

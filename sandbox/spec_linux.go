@@ -25,6 +25,9 @@ type launch struct {
 	Dir    string   `json:"dir"`
 	// Status is the launcher's descriptor for its one failure line; 0 means stderr.
 	Status int `json:"status"`
+	// Git lists the places git would take for a repository found in the workspace (its own
+	// .git apart) when the launch was made: each is mounted read-only in the box.
+	Git []gitEntry `json:"git,omitempty"`
 	// Probe applies the box and exits 0 without an exec (Check).
 	Probe bool `json:"probe,omitempty"`
 	// FailAt makes the launcher fail at that stage, for tests of the refusal path. Only this

@@ -17,37 +17,41 @@ import (
 // binary replaced on disk since buddi started still launches as itself.
 const selfExe = "/proc/self/exe"
 
-// Start starts cmd inside the box p describes, and returns once cmd's program has been
+// Launch starts cmd inside the box p describes, and returns once cmd's program has been
 // exec'd inside it, or with the error that kept it from being run. It is used in place of
-// cmd.Start.
+// cmd.Start; the caller calls the result's Finish once the command has ended.
 //
 // cmd is given as it would run unboxed: Path the absolute program, Args its argument vector,
 // Env its whole environment (nil is an empty one, never buddi's), Dir an absolute directory
 // inside p.Workspace, the standard streams and ExtraFiles as usual, and a SysProcAttr whose
-// Setsid, Setpgid and Pdeathsig are kept. Start rewrites cmd to run the launcher instead
+// Setsid, Setpgid and Pdeathsig are kept. Launch rewrites cmd to run the launcher instead
 // (this binary, re-executed with the launch in its environment) and adds the namespaces;
 // cmd.Process, cmd.Wait and the exit status then behave as for any started command, and the
-// pid is the program's own.
+// pid is the program's own, the first process of the box's PID namespace.
+//
+// Before the launcher starts, the workspace is scanned for the places git would take for a
+// repository (see Finish), and <workspace>/.git is made, empty, when there is none and the
+// box does not write it.
 //
 // The errors: an *UnavailableError (errors.Is ErrUnavailable) when no box can be made on
 // this machine (see Check), a validation error for p, an error from cmd.Start, or a
 // *LaunchError when the launcher could not apply the box; in that last case the launcher
 // has already been waited for and nothing ran.
-func Start(cmd *exec.Cmd, p Policy) error {
+func Launch(cmd *exec.Cmd, p Policy) (*Launched, error) {
 	if err := Check(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if !filepath.IsAbs(cmd.Path) {
-		return fmt.Errorf("sandbox: program %q is not an absolute path: resolve it first", cmd.Path)
+		return nil, fmt.Errorf("sandbox: program %q is not an absolute path: resolve it first", cmd.Path)
 	}
 	if !filepath.IsAbs(cmd.Dir) {
-		return fmt.Errorf("sandbox: the command's directory %q is not absolute: give the directory inside the workspace it runs in", cmd.Dir)
+		return nil, fmt.Errorf("sandbox: the command's directory %q is not absolute: give the directory inside the workspace it runs in", cmd.Dir)
 	}
 	if !within(filepath.Clean(cmd.Dir), p.Workspace) {
-		return fmt.Errorf("sandbox: the command's directory %s is not inside the workspace %s", cmd.Dir, p.Workspace)
+		return nil, fmt.Errorf("sandbox: the command's directory %s is not inside the workspace %s", cmd.Dir, p.Workspace)
 	}
 	argv := cmd.Args
 	if len(argv) == 0 {
@@ -57,7 +61,41 @@ func Start(cmd *exec.Cmd, p Policy) error {
 	if env == nil {
 		env = []string{}
 	}
-	return startLaunch(cmd, launch{Policy: p, Path: cmd.Path, Argv: argv, Env: env, Dir: filepath.Clean(cmd.Dir)})
+	l := launch{Policy: p, Path: cmd.Path, Argv: argv, Env: env, Dir: filepath.Clean(cmd.Dir)}
+	// The launcher checks the paths again on its own; they are checked here first, since the
+	// git guard touches the workspace before the launcher starts.
+	b, err := prepare(l)
+	if err != nil {
+		return nil, &LaunchError{Stage: "paths", Reason: err.Error()}
+	}
+	b.close()
+	g, err := guardGit(b.workspace, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.sizeOK(); err != nil {
+		g.release()
+		_ = unix.Close(g.root)
+		return nil, err
+	}
+	l.Git = g.before.entries
+	if err := startLaunch(cmd, l); err != nil {
+		g.release()
+		_ = unix.Close(g.root)
+		return nil, err
+	}
+	return &Launched{finish: g.finish}, nil
+}
+
+// Start is Launch for a caller that does not read the report: the box's end (Finish) runs
+// by itself once the program has exited.
+func Start(cmd *exec.Cmd, p Policy) error {
+	l, err := Launch(cmd, p)
+	if err != nil {
+		return err
+	}
+	l.finishOnExit(cmd.Process.Pid)
+	return nil
 }
 
 // startLaunch turns cmd into a launcher for l, starts it and reads its status descriptor:

@@ -502,6 +502,7 @@ func TestBoxUnprivileged(t *testing.T) {
 	}
 	for _, name := range []string{"TestBoxKeepsBuddisDataAndProcess", "TestBoxHidesTheDataDirectory", "TestBoxWrites",
 		"TestBoxRunsOrdinaryPrograms", "TestBoxStartedProcess", "TestBoxRefusedIsNeverUnboxed", "TestBoxHidesTheOwnersSecrets",
+		"TestBoxReportsWhatItQuarantined", "TestBoxEndsWhatLeftTheGroup", "TestTimeoutAndStopEndAProgramWithNoHandler", "TestBoxEndsWithBuddi",
 		"TestRun", "TestRunCancel", "TestRunTimeout", "TestStartIdentityAliveStop", "TestStopKillsTheGroup"} {
 		if !strings.Contains(text, "--- PASS: "+name+" ") {
 			t.Errorf("the unprivileged re-run did not pass %s:\n%s", name, text)
@@ -562,5 +563,38 @@ func TestBoxHidesTheOwnersSecrets(t *testing.T) {
 	}
 	if !strings.Contains(control["read "+owner+"/.npmrc"], "NPM-TOKEN") {
 		t.Errorf("unboxed control: %q", control["read "+owner+"/.npmrc"])
+	}
+}
+
+// TestBoxReportsWhatItQuarantined: Run's Result and a started Process say which repository
+// the boxed command left in its workspace was moved aside once it ended; a repository that
+// was there before is read-only in the box and stays where it is.
+func TestBoxReportsWhatItQuarantined(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	w := newBoxWorld(t)
+	if err := os.MkdirAll(w.ws+"/vendor/lib/.git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plant := "mkdir -p node_modules/pkg/.git && echo '[core]' > node_modules/pkg/.git/config; echo x >> vendor/lib/.git/config || echo refused"
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", plant}, Dir: w.ws, Env: helperEnv(), Box: w.policy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := res.Quarantine.Quarantined
+	if !strings.Contains(res.Output, "refused") || len(q) != 1 || q[0].Path != w.ws+"/node_modules/pkg/.git" || q[0].Moved == "" {
+		t.Errorf("run: output %q, report %+v", res.Output, res.Quarantine)
+	}
+	if _, err := os.Stat(w.ws + "/vendor/lib/.git"); err != nil {
+		t.Errorf("the repository that was there before: %v", err)
+	}
+
+	p, err := Start(Spec{Argv: []string{"sh", "-c", "mkdir -p web/.git"}, Dir: w.ws, Env: helperEnv(), Box: w.policy()},
+		filepath.Join(w.outside, "web.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p.Quarantine().Quarantined; len(q) != 1 || q[0].Path != w.ws+"/web/.git" || q[0].Moved == "" {
+		t.Errorf("start: report %+v", p.Quarantine())
 	}
 }

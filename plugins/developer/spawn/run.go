@@ -117,19 +117,30 @@ func (s Spec) command() (*exec.Cmd, error) {
 // start starts cmd, in the Spec's box when it has one. The box's launcher has exec'd the
 // program by the time it returns, so cmd's pid is the program's; a box that could not be
 // applied is an error (a *sandbox.LaunchError or sandbox.ErrUnavailable, wrapped) and
-// nothing ran.
-func (s Spec) start(cmd *exec.Cmd) error {
+// nothing ran. A boxed command's Launched must be finished once it has ended; an unboxed
+// one has none (nil).
+func (s Spec) start(cmd *exec.Cmd) (*sandbox.Launched, error) {
 	path := cmd.Path
+	var launched *sandbox.Launched
 	var err error
 	if s.Box != nil {
-		err = sandbox.Start(cmd, *s.Box)
+		launched, err = sandbox.Launch(cmd, *s.Box)
 	} else {
 		err = cmd.Start()
 	}
 	if err != nil {
-		return fmt.Errorf("spawn: start %s: %w", path, err)
+		return nil, fmt.Errorf("spawn: start %s: %w", path, err)
 	}
-	return nil
+	return launched, nil
+}
+
+// finishBox ends a boxed command's hold on its workspace (see sandbox.Launched.Finish) and
+// returns what it quarantined there; nothing for an unboxed command.
+func finishBox(l *sandbox.Launched) sandbox.Report {
+	if l == nil {
+		return sandbox.Report{}
+	}
+	return l.Finish()
 }
 
 // Ending says how a Run ended.
@@ -179,8 +190,13 @@ type Result struct {
 	Ended Ending
 	// OutputHeld is true when, after the command and its group had ended, a process that
 	// had left the group still held the output open; the output was cut off after the grace
-	// and that process was not stopped.
+	// and that process was not stopped. A boxed command leaves no such process: its box ends
+	// with it.
 	OutputHeld bool
+	// Quarantine says what the boxed command left in its workspace that git outside the box
+	// would obey (a .git entry, a bare repository, a hooks directory that was missing) and
+	// that was moved aside once it had ended; see sandbox.Launched.Finish.
+	Quarantine sandbox.Report
 }
 
 // Run spawns spec.Argv (no shell) in its own session and process group, in spec.Dir, with
@@ -211,7 +227,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	started := time.Now()
-	err = spec.start(cmd)
+	launched, err := spec.start(cmd)
 	_ = pw.Close()
 	if err != nil {
 		_ = pr.Close()
@@ -269,6 +285,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		t.Stop()
 	}
 	_ = pr.Close()
+	// The command has exited, and with it its box: what it left is looked at now.
+	res.Quarantine = finishBox(launched)
 
 	werr := cmd.Wait()
 	res.Elapsed = exitedAt.Sub(started)

@@ -11,16 +11,20 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"buddi/sandbox"
 )
 
 // Process is a long-lived command started by Start: a dev server, a test watcher. It is
 // reaped by a goroutine of its own; Done is closed once it has exited and been reaped.
 type Process struct {
-	id      Identity
-	path    string
-	logPath string
-	done    chan struct{}
-	exit    Exit // written before done is closed
+	id         Identity
+	path       string
+	logPath    string
+	box        *sandbox.Launched // nil unboxed
+	done       chan struct{}
+	exit       Exit           // written before done is closed
+	quarantine sandbox.Report // likewise
 	// stopping is set by Stop before it signals: the group is then Stop's to finish, and
 	// the reaper does not signal what is left of it a second time.
 	stopping atomic.Bool
@@ -51,6 +55,13 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Exit() Exit {
 	<-p.done
 	return p.exit
+}
+
+// Quarantine waits until the process has ended and been reaped, and returns what it left
+// in its workspace that git outside its box would obey, moved aside (see Result.Quarantine).
+func (p *Process) Quarantine() sandbox.Report {
+	<-p.done
+	return p.quarantine
 }
 
 // Stop stops the process and its group as the package-level Stop does, and waits until it
@@ -110,7 +121,8 @@ type startResult struct {
 // launch starts cmd as spec says and reads the identity of its process.
 func (s Spec) launch(cmd *exec.Cmd, logPath string) (*Process, error) {
 	path := cmd.Path
-	if err := s.start(cmd); err != nil {
+	box, err := s.start(cmd)
+	if err != nil {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
@@ -119,12 +131,14 @@ func (s Spec) launch(cmd *exec.Cmd, logPath string) (*Process, error) {
 	if err != nil {
 		signalOwn(pid, unix.SIGKILL)
 		_ = cmd.Wait()
+		finishBox(box)
 		return nil, fmt.Errorf("spawn: start %s: read its start time: %w", path, err)
 	}
 	return &Process{
 		id:      Identity{Pid: pid, StartTime: st.start, Boot: bootID()},
 		path:    path,
 		logPath: logPath,
+		box:     box,
 		done:    make(chan struct{}),
 	}, nil
 }
@@ -138,6 +152,7 @@ func (p *Process) reap(cmd *exec.Cmd, grace time.Duration) {
 	if !p.stopping.Load() {
 		finishGroup(p.id.Pid, grace)
 	}
+	p.quarantine = finishBox(p.box)
 	_ = cmd.Wait()
 	p.exit = Exit{Code: -1}
 	if st := cmd.ProcessState; st != nil {
