@@ -226,6 +226,7 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
 	}
+	startedProcs.Store(logPath, proc)
 	id := proc.Identity()
 	argv, _ := json.Marshal(c.verdict.Argv)
 	var port *int
@@ -251,6 +252,38 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 		return plugins.Result{}, err
 	}
 	return plugins.Result{Text: fmt.Sprintf("Started %s (pid %d): %s in %s. Read its output with developer.output {\"name\":%q}.", a.Name, id.Pid, quoteArgv(c.verdict.Argv), c.verdict.Dir, a.Name)}, nil
+}
+
+// startedProcs holds the processes this buddi started, by log path (one per agent and
+// name), so that developer.stop and developer.output can say what each left in its
+// workspace that git outside the box would obey, moved aside when it ended.
+var startedProcs sync.Map // log path → *spawn.Process
+
+// quarantineNote says what the process logging to logPath left that was quarantined when it
+// ended, or "" (started by another buddi, or nothing left). A process that has exited is
+// reaped, and its workspace looked at, within moments: it waits for that up to wait.
+func quarantineNote(logPath string, wait time.Duration) string {
+	v, ok := startedProcs.Load(logPath)
+	if !ok {
+		return ""
+	}
+	proc := v.(*spawn.Process)
+	select {
+	case <-proc.Done():
+		return proc.Quarantine().String()
+	default:
+	}
+	if wait <= 0 {
+		return ""
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-proc.Done():
+		return proc.Quarantine().String()
+	case <-t.C:
+		return ""
+	}
 }
 
 // logDir is where processes' output goes: <data>/developer/logs (§11).
@@ -373,12 +406,15 @@ func (t *outputTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.
 	if err != nil {
 		return toolResult(refusef("The output of %s cannot be read: %v", a.Name, err))
 	}
-	state := "running"
+	state, note := "running", ""
 	if !spawn.Alive(ident) {
 		state = "exited"
+		if n := quarantineNote(logPath, 10*time.Second); n != "" {
+			note = n + "\n"
+		}
 	}
 	data, _ := json.Marshal(map[string]any{"name": a.Name, "state": state, "next": chunk.Next, "dropped": chunk.Dropped})
-	return plugins.Result{Text: fmt.Sprintf("%s is %s; output from byte %d (next: %d):\n%s", a.Name, state, chunk.Offset, chunk.Next, chunk.Data), Data: data}, nil
+	return plugins.Result{Text: fmt.Sprintf("%s%s is %s; output from byte %d (next: %d):\n%s", note, a.Name, state, chunk.Offset, chunk.Next, chunk.Data), Data: data}, nil
 }
 
 // Spec declares developer.stop.
@@ -426,5 +462,9 @@ func (t *stopTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.En
 	if err := t.p.host.Stop(ctx, call.Agent, a.Name); err != nil {
 		return toolResult(refusef("%s was recorded as stopped, but stopping it said: %v", a.Name, err))
 	}
-	return plugins.Result{Text: "Stopped " + a.Name + "."}, nil
+	text := "Stopped " + a.Name + "."
+	if note := quarantineNote(filepath.Join(t.p.logDir(), call.Agent+"."+a.Name+".log"), 5*time.Second); note != "" {
+		text += " " + note
+	}
+	return plugins.Result{Text: text}, nil
 }

@@ -194,9 +194,14 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 		head += fmt.Sprintf("; the first %d bytes of output were dropped, the last %d KB kept", res.Dropped, spawn.MaxOutput>>10)
 	}
 	head += ")\n"
+	// What the command left that git outside the box would obey was moved aside: the model
+	// and the owner read it first.
+	if note := res.Quarantine.String(); note != "" {
+		head += note + "\n"
+	}
 	data, _ := json.Marshal(map[string]any{
 		"argv": res.Argv, "dir": c.verdict.Dir, "exit_code": res.ExitCode, "elapsed_ms": res.Elapsed.Milliseconds(),
-		"ended": res.Ended, "dropped": res.Dropped,
+		"ended": res.Ended, "dropped": res.Dropped, "quarantined": res.Quarantine.Quarantined,
 	})
 	return plugins.Result{Text: head + res.Output, Data: data, IsError: res.ExitCode != 0 || res.Ended != spawn.Exited}, nil
 }

@@ -1,0 +1,70 @@
+package developer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"buddi/plugins/developer/runlist"
+	"buddi/sandbox"
+)
+
+// A repository a boxed command leaves in the workspace (here a nested .git, which the owner's
+// git would obey outside any box) is moved aside when the command ends, and the tool's result
+// says so: developer.run's at once, developer.stop's for a started process, and
+// developer.output's once a started process has exited by itself.
+func TestQuarantineReachesTheResult(t *testing.T) {
+	if err := sandbox.Check(); err != nil {
+		t.Skipf("this machine cannot sandbox commands, so the box is not tested here: %v", err)
+	}
+	host := &localHost{}
+	b := setup(t, withHost(host))
+	t.Cleanup(func() { _ = host.StopAll(context.Background(), agent) })
+	writeFile(t, filepath.Join(b.ws, "Makefile"), "plant:\n\tmkdir -p run/.git\n"+
+		"serve:\n\tmkdir -p served/.git && sleep 300\n"+
+		"once:\n\tmkdir -p once/.git\n")
+	b.setMode(t, runlist.ModeRun)
+
+	out := b.mustRun(t, call("run", `{"command":"make plant"}`), nil)
+	if !strings.Contains(out, filepath.Join(b.ws, "run", ".git")) || !strings.Contains(out, "moved it to") {
+		t.Errorf("run: %s", out)
+	}
+	if _, err := os.Lstat(filepath.Join(b.ws, "run", ".git")); !os.IsNotExist(err) {
+		t.Errorf("run/.git is still there: %v", err)
+	}
+
+	b.mustRun(t, call("start", `{"name":"web","command":"make serve"}`), nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Lstat(filepath.Join(b.ws, "served", ".git")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the started process never planted served/.git")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out = b.mustRun(t, call("stop", `{"name":"web"}`), nil)
+	if !strings.Contains(out, "Stopped web.") || !strings.Contains(out, filepath.Join(b.ws, "served", ".git")) {
+		t.Errorf("stop: %s", out)
+	}
+
+	b.mustRun(t, call("start", `{"name":"once","command":"make once"}`), nil)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		out = b.mustRun(t, call("output", `{"name":"once"}`), nil)
+		if strings.Contains(out, "once is exited") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("once never exited: %s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out, filepath.Join(b.ws, "once", ".git")) {
+		t.Errorf("output after it exited: %s", out)
+	}
+}
