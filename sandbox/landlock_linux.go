@@ -148,6 +148,12 @@ func (b *box) ruleset() (int, error) {
 			}
 		}
 	}
+	if b.l.Policy.Namespaces {
+		// The box's own /proc, for the id maps of the namespaces its program makes.
+		if err := rs.addPath("/proc", unix.LANDLOCK_ACCESS_FS_WRITE_FILE, false); err != nil {
+			return -1, err
+		}
+	}
 	for dev, access := range devices {
 		if err := rs.addPath(dev, access, true); err != nil {
 			return -1, err

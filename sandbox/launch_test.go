@@ -273,3 +273,22 @@ func TestBoxHasItsOwnProcesses(t *testing.T) {
 		t.Errorf("the box's /proc lists %s processes, want the box's own (at most 3)", lines[1])
 	}
 }
+
+// TestNamespacesRefusedToRoot: a box that lets its program make namespaces (a writable
+// /proc) is refused to root, whose uid 0 in the box could write the kernel's settings there.
+func TestNamespacesRefusedToRoot(t *testing.T) {
+	t.Parallel()
+	needBox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root")
+	}
+	tr := newTree(t)
+	_, _, err := shell(t, Policy{Home: tr.home, Workspace: tr.ws, Namespaces: true}, tr.ws, "echo ran > ran")
+	var le *LaunchError
+	if !errors.As(err, &le) || le.Stage != "mounts" || !strings.Contains(le.Reason, "refused to root") {
+		t.Fatalf("got %v, want a refusal at mounts", err)
+	}
+	if _, err := os.Stat(tr.ws + "/ran"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the program ran: %v", err)
+	}
+}

@@ -39,8 +39,16 @@ func (b *box) mount() error {
 	// The box's own /proc: the launcher is the first process of a new PID namespace, and a
 	// proc mounted here shows that namespace alone, so no other process (buddi, the owner's
 	// shells, other boxes) is there to read, even by its command line. Read-only, as the one
-	// it covers was made.
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// it covers was made, unless the policy lets the program make namespaces of its own
+	// (which needs it to write their id maps there).
+	procFlags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	if b.l.Policy.Namespaces {
+		if os.Geteuid() == 0 {
+			return errors.New("a box that lets its program make namespaces is refused to root: its uid 0 could write the kernel's settings in /proc/sys")
+		}
+		procFlags &^= unix.MS_RDONLY
+	}
+	if err := unix.Mount("proc", "/proc", "proc", procFlags, ""); err != nil {
 		return fmt.Errorf("mount the box's own /proc (a PID namespace of our own is needed): %w", err)
 	}
 	// Shorter first: a path inside another is mounted onto what the outer one brought.

@@ -29,6 +29,12 @@ type Policy struct {
 	// box, as .git does (for example a hooks directory). A path that does not exist is
 	// skipped: the box cannot keep a command from creating it.
 	ReadOnly []string
+	// Namespaces lets the boxed program make namespaces of its own, with their id mappings,
+	// as a browser's own sandbox does: the box's /proc (its own PID namespace's alone) is
+	// writable, within what the kernel's permissions allow the box's account. Only for an
+	// account that is not root: the box's uid 0 could write the kernel's settings in
+	// /proc/sys, so a launcher running as root refuses it.
+	Namespaces bool
 	// Hidden lists further paths hidden as Home is, directories or files: a vault kept
 	// outside Home, and the owner's own secrets the box should not read (~/.ssh, ~/.aws,
 	// ~/.gnupg, ~/.npmrc, ~/.netrc, ~/.config/gh, …). A directory is covered by an empty

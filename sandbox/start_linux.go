@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,20 +39,34 @@ const selfExe = "/proc/self/exe"
 // *LaunchError when the launcher could not apply the box; in that last case the launcher
 // has already been waited for and nothing ran.
 func Launch(cmd *exec.Cmd, p Policy) (*Launched, error) {
-	if err := Check(); err != nil {
+	l, g, err := boxFor(cmd, p)
+	if err != nil {
 		return nil, err
+	}
+	if err := startLaunch(cmd, l); err != nil {
+		g.release()
+		_ = unix.Close(g.root)
+		return nil, err
+	}
+	return &Launched{finish: g.finish}, nil
+}
+
+// boxFor checks cmd and p as Launch does, and makes the launch and the git guard.
+func boxFor(cmd *exec.Cmd, p Policy) (launch, *gitGuard, error) {
+	if err := Check(); err != nil {
+		return launch{}, nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return launch{}, nil, err
 	}
 	if !filepath.IsAbs(cmd.Path) {
-		return nil, fmt.Errorf("sandbox: program %q is not an absolute path: resolve it first", cmd.Path)
+		return launch{}, nil, fmt.Errorf("sandbox: program %q is not an absolute path: resolve it first", cmd.Path)
 	}
 	if !filepath.IsAbs(cmd.Dir) {
-		return nil, fmt.Errorf("sandbox: the command's directory %q is not absolute: give the directory inside the workspace it runs in", cmd.Dir)
+		return launch{}, nil, fmt.Errorf("sandbox: the command's directory %q is not absolute: give the directory inside the workspace it runs in", cmd.Dir)
 	}
 	if !within(filepath.Clean(cmd.Dir), p.Workspace) {
-		return nil, fmt.Errorf("sandbox: the command's directory %s is not inside the workspace %s", cmd.Dir, p.Workspace)
+		return launch{}, nil, fmt.Errorf("sandbox: the command's directory %s is not inside the workspace %s", cmd.Dir, p.Workspace)
 	}
 	argv := cmd.Args
 	if len(argv) == 0 {
@@ -66,25 +81,73 @@ func Launch(cmd *exec.Cmd, p Policy) (*Launched, error) {
 	// git guard touches the workspace before the launcher starts.
 	b, err := prepare(l)
 	if err != nil {
-		return nil, &LaunchError{Stage: "paths", Reason: err.Error()}
+		return launch{}, nil, &LaunchError{Stage: "paths", Reason: err.Error()}
 	}
 	b.close()
 	g, err := guardGit(b.workspace, p)
 	if err != nil {
-		return nil, err
+		return launch{}, nil, err
 	}
 	if err := g.sizeOK(); err != nil {
 		g.release()
 		_ = unix.Close(g.root)
-		return nil, err
+		return launch{}, nil, err
 	}
 	l.Git = g.before.entries
-	if err := startLaunch(cmd, l); err != nil {
+	return l, g, nil
+}
+
+// Prepared is a command rewritten by Prepare, to be started by its caller.
+type Prepared struct {
+	cmd  *exec.Cmd
+	g    *gitGuard
+	r, w *os.File
+	done bool
+}
+
+// Prepare rewrites cmd, as Launch does, to run inside the box p describes once its caller
+// starts it: for a caller that does not start the command itself (a library that hands it a
+// hook on its exec.Cmd before it calls Start). If Prepare fails, cmd is left so that Start
+// refuses it (its Err is set): nothing runs outside the box. After cmd.Start has returned,
+// and once the command is known to run or to have failed, the caller calls Started.
+func Prepare(cmd *exec.Cmd, p Policy) (*Prepared, error) {
+	l, g, err := boxFor(cmd, p)
+	if err == nil {
+		var r, w *os.File
+		if r, w, err = rewrite(cmd, l); err == nil {
+			return &Prepared{cmd: cmd, g: g, r: r, w: w}, nil
+		}
 		g.release()
 		_ = unix.Close(g.root)
+	}
+	cmd.Err = err
+	return nil, err
+}
+
+// Started says whether the prepared command's program was exec'd in its box: the Launched to
+// finish once it has ended, or why it never ran (a *LaunchError when the box could not be
+// applied; the launcher has exited, and the caller still waits for it as for any command).
+// It blocks until the launcher has exec'd the program or failed, so call it once the command
+// has shown it runs, or after the caller has given up on it.
+func (pr *Prepared) Started() (*Launched, error) {
+	if pr.done {
+		return nil, errors.New("sandbox: Started was called twice")
+	}
+	pr.done = true
+	_ = pr.w.Close()
+	defer pr.r.Close()
+	fail := func(err error) (*Launched, error) {
+		pr.g.release()
+		_ = unix.Close(pr.g.root)
 		return nil, err
 	}
-	return &Launched{finish: g.finish}, nil
+	if pr.cmd.Process == nil {
+		return fail(errors.New("sandbox: the prepared command was never started"))
+	}
+	if err := readStatus(pr.r); err != nil {
+		return fail(err)
+	}
+	return &Launched{finish: pr.g.finish}, nil
 }
 
 // Start is Launch for a caller that does not read the report: the box's end (Finish) runs
@@ -100,18 +163,40 @@ func Start(cmd *exec.Cmd, p Policy) error {
 
 // startLaunch turns cmd into a launcher for l, starts it and reads its status descriptor:
 // end of file without a word is the exec having happened (the descriptor is close-on-exec),
-// a line is the launcher's failure.
+// a line is the launcher's failure, after which the launcher is waited for.
 func startLaunch(cmd *exec.Cmd, l launch) error {
-	r, w, err := os.Pipe()
+	r, w, err := rewrite(cmd, l)
 	if err != nil {
-		return fmt.Errorf("sandbox: status pipe: %w", err)
+		return err
+	}
+	err = cmd.Start()
+	_ = w.Close()
+	if err != nil {
+		_ = r.Close()
+		return fmt.Errorf("sandbox: start the launcher: %w", err)
+	}
+	err = readStatus(r)
+	_ = r.Close()
+	if err != nil {
+		_ = cmd.Wait()
+	}
+	return err
+}
+
+// rewrite turns cmd into a launcher for l: this binary, with the launch as its environment
+// and a status pipe after the caller's descriptors. It returns the pipe's ends; the caller
+// closes the write end once cmd has started.
+func rewrite(cmd *exec.Cmd, l launch) (r, w *os.File, err error) {
+	r, w, err = os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
 	l.Status = 3 + len(cmd.ExtraFiles)
 	enc, err := l.encode()
 	if err != nil {
 		_ = r.Close()
 		_ = w.Close()
-		return err
+		return nil, nil, err
 	}
 	cmd.Path = selfExe
 	cmd.Args = []string{launcherName, strconv.Itoa(l.Status)}
@@ -119,20 +204,18 @@ func startLaunch(cmd *exec.Cmd, l launch) error {
 	cmd.Dir = "/"
 	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	cmd.SysProcAttr = namespaces(cmd.SysProcAttr)
-	err = cmd.Start()
-	_ = w.Close()
+	return r, w, nil
+}
+
+// readStatus reads a started launcher's status descriptor to its end: nothing is the exec
+// having happened, a line the launcher's failure.
+func readStatus(r *os.File) error {
+	msg, err := io.ReadAll(io.LimitReader(r, 4096))
 	if err != nil {
-		_ = r.Close()
-		return fmt.Errorf("sandbox: start the launcher: %w", err)
+		return &LaunchError{Stage: "internal", Reason: "reading the launcher's status: " + err.Error()}
 	}
-	msg, rerr := io.ReadAll(io.LimitReader(r, 4096))
-	_ = r.Close()
-	if rerr == nil && len(msg) == 0 {
+	if len(msg) == 0 {
 		return nil
-	}
-	_ = cmd.Wait()
-	if rerr != nil {
-		return &LaunchError{Stage: "internal", Reason: "reading the launcher's status: " + rerr.Error()}
 	}
 	return parseFailure(string(msg))
 }

@@ -9,6 +9,7 @@ import (
 
 	"buddi/plugins"
 	"buddi/plugins/developer/shot"
+	"buddi/sandbox"
 	"buddi/surfaces/preview/listening"
 )
 
@@ -198,6 +199,15 @@ func (t *screenshotTool) Execute(ctx context.Context, call plugins.Call, _ *plug
 	if err != nil {
 		return toolResult(err)
 	}
+	// The browser runs in a box that hides what the commands' box hides.
+	s, err := t.p.space(ctx, call.Agent)
+	if err != nil {
+		return toolResult(err)
+	}
+	b := t.p.box(s, false)
+	if b.policy == nil {
+		return toolResult(refusef("Screenshots need the sandbox, and %s", b.why))
+	}
 	width, height, size := 1280, 800, "desktop"
 	if a.Phone {
 		width, height, size = 390, 844, "phone"
@@ -207,7 +217,7 @@ func (t *screenshotTool) Execute(ctx context.Context, call plugins.Call, _ *plug
 			return fmt.Errorf("%s no longer listens on port %d", a.Name, *pr.Port)
 		}
 		return nil
-	}}
+	}, Box: sandbox.Policy{Home: b.policy.Home, Hidden: b.policy.Hidden}}
 	got, err := t.p.deps.Screenshots.Screenshot(ctx, page)
 	if err != nil {
 		return toolResult(refusef("The screenshot of %s failed: %v.%s", a.Name, strings.TrimSuffix(err.Error(), "."), refusedNote(got.Refused)))

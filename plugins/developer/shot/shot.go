@@ -2,6 +2,14 @@
 // developer.screenshot. Each screenshot starts its own browser with a throwaway profile and
 // ends it: nothing of one page reaches the next.
 //
+// The browser runs in an OS box (package sandbox), since the page is the agent's code and a
+// renderer bug would otherwise run as the owner: its workspace is the throwaway profile, and
+// buddi's data directory and the owner's secrets are hidden from it as from the developer
+// plugin's commands ([Page.Box]). Inside the box, Chromium keeps its own sandbox (its user,
+// PID and network namespaces and seccomp filter for renderers) when buddi is not root;
+// Chromium refuses to run as root with it, so as root it runs with --no-sandbox, inside the
+// box only. A box that cannot be made is an error: the browser never runs outside one.
+//
 // The browser reaches one origin and nothing else: every connection it opens, for the page,
 // a redirect, a frame, an image, a script, a worker or a websocket, goes through a proxy of
 // this package's own (Chromium's --proxy-server, with loopback not exempted), which lets
@@ -22,12 +30,16 @@ import (
 	"net/http/httputil"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"buddi/sandbox"
 )
 
 // ErrNoBrowser means no Chromium was found.
@@ -56,12 +68,19 @@ type Page struct {
 	// Check is asked before every request the browser makes of the origin, and before every
 	// connection to it: nil while the process still holds the socket at Addr.
 	Check func() error
+	// Box is the sandbox the browser runs in: its Home (buddi's data directory, required) and
+	// Hidden (the owner's secrets) are used; its workspace is the browser's throwaway profile,
+	// and nothing else is writable.
+	Box sandbox.Policy
 }
 
 // Shot is a screenshot and what the page was kept from.
 type Shot struct {
 	PNG     []byte   // the whole page
 	Refused []string // requests the page made outside its origin, refused (the first few)
+	// ChromeSandbox is whether the browser kept its own sandbox on inside the box (it cannot
+	// as root).
+	ChromeSandbox bool
 }
 
 // maxRefused is how many refused requests a Shot lists.
@@ -77,6 +96,9 @@ type Chromium struct {
 func (c Chromium) Screenshot(ctx context.Context, p Page) (Shot, error) {
 	if p.Check == nil || p.Addr == "" || !strings.HasPrefix(p.Path, "/") {
 		return Shot{}, errors.New("a screenshot needs the page's address, its path and the check of its socket")
+	}
+	if p.Box.Home == "" {
+		return Shot{}, errors.New("a screenshot needs the box the browser runs in (its data directory to hide)")
 	}
 	path := c.Path
 	if path == "" {
@@ -98,7 +120,23 @@ func (c Chromium) Screenshot(ctx context.Context, p Page) (Shot, error) {
 		return Shot{}, err
 	}
 	defer os.RemoveAll(profile)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+	// Chromium's own sandbox runs inside the box, except as root, where Chromium refuses it;
+	// it makes namespaces of its own, which the box then allows.
+	own := os.Geteuid() != 0
+	box := sandbox.Policy{Home: p.Box.Home, Hidden: p.Box.Hidden, Workspace: profile, Namespaces: own}
+	if err := box.Validate(); err != nil {
+		return Shot{}, fmt.Errorf("the browser's box: %w", err)
+	}
+	sandboxFlag := chromedp.NoSandbox
+	if own {
+		sandboxFlag = chromedp.Flag("no-sandbox", false)
+	}
+	var (
+		mu       sync.Mutex
+		prepared *sandbox.Prepared
+		prepErr  error
+	)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), sandboxFlag,
 		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(profile), chromedp.WindowSize(p.Width, p.Height),
 		chromedp.ProxyServer("http://"+gate.addr()),
 		// Loopback goes through the proxy too (Chromium exempts it by default), and so does
@@ -110,13 +148,52 @@ func (c Chromium) Screenshot(ctx context.Context, p Page) (Shot, error) {
 		// Nothing of the browser's own to fetch, which the proxy would only refuse.
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("no-pings", true))
+		chromedp.Flag("no-pings", true),
+		// Nothing of buddi's environment: the box's launcher gets the launch alone, and the
+		// browser the environment below.
+		chromedp.NoInheritEnv,
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			cmd.Dir = profile
+			cmd.Env = browserEnv(profile)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+			pr, err := sandbox.Prepare(cmd, box) // on an error, cmd refuses to start
+			mu.Lock()
+			prepared, prepErr = pr, err
+			mu.Unlock()
+		}))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
-	defer cancelAlloc()
+	var launched *sandbox.Launched
+	defer func() {
+		cancelAlloc() // the browser has exited when it returns
+		if launched != nil {
+			launched.Finish()
+		}
+	}()
 	bctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
+	// The first action starts the browser; then its box says whether it ran in one.
+	started := chromedp.Do(bctx)
+	mu.Lock()
+	pr, perr := prepared, prepErr
+	mu.Unlock()
+	switch {
+	case perr != nil:
+		return Shot{}, fmt.Errorf("the browser was not started: its box could not be made: %w", perr)
+	case pr == nil:
+		if started == nil {
+			started = errors.New("the browser was never started")
+		}
+		return Shot{}, fmt.Errorf("start the browser: %w", started)
+	}
+	launched, err = pr.Started()
+	if err != nil {
+		return Shot{}, fmt.Errorf("the browser was not started: %w", err)
+	}
+	if started != nil {
+		return Shot{}, fmt.Errorf("start the browser: %w", started)
+	}
 	origin := "http://" + p.Addr
 	url := origin + p.Path
 	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(p.Width), int64(p.Height)), chromedp.Navigate(url)); err != nil {
@@ -138,7 +215,16 @@ func (c Chromium) Screenshot(ctx context.Context, p Page) (Shot, error) {
 	if err := onOrigin(bctx, origin); err != nil {
 		return Shot{Refused: gate.refusals()}, err
 	}
-	return Shot{PNG: png, Refused: gate.refusals()}, nil
+	return Shot{PNG: png, Refused: gate.refusals(), ChromeSandbox: own}, nil
+}
+
+// browserEnv is the browser's whole environment: its home, configuration and caches in the
+// throwaway profile, a private /tmp.
+func browserEnv(profile string) []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + profile, "LANG=C.UTF-8", "TMPDIR=/tmp",
+		"XDG_CONFIG_HOME=" + filepath.Join(profile, "config"), "XDG_CACHE_HOME=" + filepath.Join(profile, "cache"),
+	}
 }
 
 // onOrigin checks that the browser's page is still on origin.
