@@ -57,7 +57,7 @@ func (e gitEntry) same(o gitEntry) bool {
 
 // maxScan bounds a scan: a workspace with more entries than this is not looked at beyond
 // them, and the report says so.
-const maxScan = 5_000_000
+const maxScan = 2_000_000
 
 // scan is what scanGit found.
 type scan struct {

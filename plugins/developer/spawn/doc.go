@@ -8,7 +8,10 @@
 // A box that cannot be made or applied is an error wrapping sandbox.ErrUnavailable or a
 // *sandbox.LaunchError, and nothing runs. The box is applied by a launcher that execs the
 // program in place, so the pid, the process group and the identity below are the
-// program's own, boxed or not.
+// program's own (its pid on the host), boxed or not. A boxed program is the first process of
+// its box's PID namespace: when it ends, everything else in the box ends with it. When a
+// boxed command has ended, what it left in the workspace that git outside the box would obey
+// has been quarantined, and [Result.Quarantine] / [Process.Quarantine] say what.
 //
 // What each part implements:
 //
@@ -36,11 +39,18 @@
 // # Process groups and what is left behind
 //
 // Every command starts in a session and process group of its own (setsid), so it has no
-// controlling terminal and cannot join buddi's group. The group is what is stopped:
+// controlling terminal and cannot join buddi's group, with SIGKILL as its parent-death
+// signal, so that a buddi that dies without stopping it (a crash, SIGKILL) takes it along (the
+// command is forked on a thread locked to a goroutine that outlives it, since the kernel ties
+// the signal to the forking thread). The group is what is stopped, and a boxed command's
+// whole box with its first process:
 //
 //   - Run: when the command exits, anything it left running in its group is killed
 //     (SIGKILL: the command is over). On a timeout or a cancelled context the group gets
-//     SIGTERM, then SIGKILL once the grace has passed. Both happen while the command's own
+//     SIGTERM, then SIGKILL once the grace has passed. A boxed first process that has no
+//     handler for SIGTERM is spared it by the kernel (a namespace's first process is); it
+//     gets SIGKILL as soon as the rest of its group has ended, which is what SIGTERM would
+//     have done to it unboxed. Both happen while the command's own
 //     process is still an unreaped zombie of ours, so the group id cannot have been given
 //     to anybody else; it is reaped last.
 //   - Start: the same when the process exits on its own, except that what it left behind
@@ -49,10 +59,12 @@
 //     /proc), and the group is signalled through that descriptor
 //     (PIDFD_SIGNAL_PROCESS_GROUP), so a pid recycled between the check and the signal gets
 //     nothing. On a kernel older than 6.9 the fallback is kill(-pgid) right after the check.
+//     A boxed first process with no SIGTERM handler gets SIGKILL as in Run.
 //
-// Residuals, stated rather than implied: a process that leaves the group itself (setsid or
-// setpgid, as a daemon does) is out of reach of all of the above; Run notices it only when it
-// keeps the output pipe open ([Result.OutputHeld]). A process started by an earlier run of
-// buddi that has since died leaves a stale row, and whatever it left in its group is not
-// signalled, because a group whose leader is gone has no start time to check.
+// Residuals, stated rather than implied: boxed, a process that leaves the group (setsid, a
+// double fork) gets no SIGTERM of its own, only the SIGKILL that ends the box with its first
+// process. Unboxed (a command the owner approved so), such a process is out of reach of all
+// of the above; Run notices it only when it keeps the output pipe open
+// ([Result.OutputHeld]). The row of a process whose buddi died is stale; the process itself
+// died with buddi.
 package spawn
