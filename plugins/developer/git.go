@@ -274,6 +274,9 @@ func gitResult(res spawn.Result, err error) (plugins.Result, error) {
 	if text == "" {
 		text = "(no output)"
 	}
+	if note := res.Quarantine.String(); note != "" {
+		text += "\n" + note
+	}
 	return plugins.Result{Text: fmt.Sprintf("$ %s\n(exit %d)\n%s", quoteArgv(res.Argv[len(res.Argv)-min(len(res.Argv), 6):]), res.ExitCode, text), IsError: res.ExitCode != 0}, nil
 }
 
