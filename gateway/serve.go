@@ -78,12 +78,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	// The keys of the owner's credentials live in the data directory, never in the database:
-	// the seal over tickets, sessions and decisions, and the command line's token.
+	// the seal over tickets, sessions and decisions (and, below, the command line's token).
 	sealKey, err := seal.Load(cfg.Home)
-	if err != nil {
-		return err
-	}
-	cliToken, err := webauth.RenewCLIToken(cfg.Home) // a token that leaked ends with this start
 	if err != nil {
 		return err
 	}
@@ -111,6 +107,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	defer lock.Release()
+	// Renewed only once this buddi holds the lock: a second serve that is refused must not
+	// change the running one's token. A token that leaked ends with this start.
+	cliToken, err := webauth.RenewCLIToken(cfg.Home)
+	if err != nil {
+		return err
+	}
 
 	// Bind before anything slow, so a taken port fails at once and starts nothing.
 	listener, err := dashboard.Listen(cfg.WebAddr())

@@ -31,6 +31,20 @@ func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {
 	s := startServe(t, home, port, vars)
 	rep := s.health()
 
+	// A second serve of the same home is refused by the lock, and leaves the running one's
+	// command-line token as it was.
+	token, _ := os.ReadFile(filepath.Join(home, "cli.token"))
+	other := append(append([]string(nil), vars...), "BUDDI_WEB_PORT="+strconv.Itoa(freeTestPort(t)))
+	if code, _, errOut := runBuddi(t, other, time.Minute, "serve"); code == 0 || !strings.Contains(errOut, "already using") {
+		t.Errorf("a second serve: exit %d\n%s", code, errOut)
+	}
+	if again, _ := os.ReadFile(filepath.Join(home, "cli.token")); string(again) != string(token) || len(token) == 0 {
+		t.Error("a refused second serve changed the running one's token")
+	}
+	if _, err := s.fetchHealth(); err != nil {
+		t.Errorf("the command line's token after a refused second serve: %v", err)
+	}
+
 	if rep.Version == "" || rep.Pid != s.cmd.Process.Pid {
 		t.Errorf("version %q pid %d; want a version and pid %d", rep.Version, rep.Pid, s.cmd.Process.Pid)
 	}
