@@ -28,25 +28,66 @@ func needBox(t *testing.T) {
 }
 
 // outsideTmp makes a directory that none of the box's private directories (/tmp, /var/tmp,
-// /dev/shm, /run) covers, as ~/.buddi and ~/src are not covered: BUDDI_BOXTEST_DIR when
-// the unprivileged re-run was given one, else a hidden directory in the package's own
-// directory, removed when the test ends.
+// /dev/shm, /run) covers, as ~/.buddi and ~/src are not covered, and that every account can
+// reach (the unprivileged re-run uses it too): BUDDI_BOXTEST_DIR when the unprivileged re-run
+// was given one, else a hidden directory in the package's own directory, else one under
+// /var/lib, /opt, /srv or /mnt (a checkout under /tmp, as a CI runner may make, is covered by
+// the box's private /tmp). It is removed when the test ends.
 func outsideTmp(t *testing.T) string {
 	t.Helper()
-	parent := os.Getenv("BUDDI_BOXTEST_DIR")
-	if parent == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		parent = wd
+	if parent := os.Getenv("BUDDI_BOXTEST_DIR"); parent != "" {
+		return makeBoxtestDir(t, parent)
 	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, parent := range []string{wd, "/var/lib", "/opt", "/srv", "/mnt"} {
+		real, err := filepath.EvalSymlinks(parent)
+		if err != nil || coveredInBox(real) || !reachable(real) {
+			continue
+		}
+		if dir, err := os.MkdirTemp(real, ".boxtest-"); err == nil {
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	t.Skip("no directory outside /tmp that every account can reach to test in: set BUDDI_BOXTEST_DIR")
+	return ""
+}
+
+// makeBoxtestDir makes the test's directory in parent.
+func makeBoxtestDir(t *testing.T, parent string) string {
+	t.Helper()
 	dir, err := os.MkdirTemp(parent, ".boxtest-")
 	if err != nil {
 		t.Skipf("no directory outside /tmp to test in: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
+}
+
+// coveredInBox reports whether path lies in one of the box's private directories.
+func coveredInBox(path string) bool {
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run"} {
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// reachable reports whether every directory from / down to path lets other accounts pass.
+func reachable(path string) bool {
+	for p := path; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
 }
 
 // boxWorld is the layout the box tests attack: a data directory holding what buddi keeps
