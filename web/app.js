@@ -79,11 +79,12 @@ function approvalCard(a, onDone) {
 
 // --- Home: what needs the owner ---
 async function drawHome() {
+  const paint = painter();
   const [appr, jobs] = await Promise.all([api('GET', '/api/approvals'), api('GET', '/api/jobs').catch(() => ({ failed: [] }))]);
   const list = appr;
   const incident = ((await api('GET', '/api/events?kind=incident.&limit=1')).events || [])[0];
   const health = await api('GET', '/api/health').catch(() => ({}));
-  main.replaceChildren(
+  paint(
     incident && incident.kind === 'incident.reported' ? el('div', { class: 'card incident' }, incident.payload.message) : null,
     health.telegram && health.telegram.down ? el('div', { class: 'card incident' }, 'Telegram refused the bot token, so your phone gets nothing: set a new one with `buddi telegram setup`.') : null,
     el('h2', {}, 'Needs you'),
@@ -136,9 +137,10 @@ function renderEntry(e) {
 }
 
 async function drawChat(agentId) {
+  const paint = painter();
   if (!agentId) {
     const def = agents.find(a => a.default) || agents[0];
-    if (!def) { main.replaceChildren(el('p', {}, 'No agents are loaded.')); return; }
+    if (!def) { paint(el('p', {}, 'No agents are loaded.')); return; }
     location.hash = '#/chat/' + def.id;
     return;
   }
@@ -166,7 +168,7 @@ async function drawChat(agentId) {
     input, el('button', { class: 'primary', type: 'submit' }, 'Send'),
     el('button', { type: 'button', id: 'stop', onclick: () => chat.conv && act(() => api('POST', `/api/conversations/${chat.conv}/stop`), 'Stopping') }, 'Stop'));
   input.addEventListener('keydown', ev => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
-  main.replaceChildren(el('h2', {}, agent.handle + (agent.available === false ? ' (cannot run: ' + agent.problem + ')' : '')), thread, form);
+  paint(el('h2', {}, agent.handle + (agent.available === false ? ' (cannot run: ' + agent.problem + ')' : '')), thread, form);
   input.focus();
 }
 
@@ -220,8 +222,9 @@ function watch(runID) {
 
 // --- Activity: events, jobs and approvals ---
 async function drawActivity() {
+  const paint = painter();
   const [evs, jobs, appr] = await Promise.all([api('GET', '/api/events?limit=100'), api('GET', '/api/jobs?all=1').catch(() => ({ failed: [] })), api('GET', '/api/approvals?state=all')]);
-  main.replaceChildren(
+  paint(
     el('h2', {}, 'Events'),
     el('table', {}, el('tr', {}, el('th', {}, 'when'), el('th', {}, 'event'), el('th', {}, 'details')),
       evs.events.map(e => el('tr', {}, el('td', {}, new Date(e.created_at).toLocaleTimeString()), el('td', {}, e.kind), el('td', { class: 'muted' }, JSON.stringify(e.payload).slice(0, 160))))),
@@ -239,8 +242,9 @@ async function drawActivity() {
 
 // --- Settings → Developer ---
 async function drawDeveloper() {
+  const paint = painter();
   const d = await api('GET', '/api/developer');
-  main.replaceChildren(
+  paint(
     el('h2', {}, 'Settings → Developer'),
     el('p', { class: 'sentence' }, d.sentence),
     el('h2', {}, 'Workspaces'),
@@ -268,7 +272,16 @@ async function drawDeveloper() {
 }
 
 // --- routing and refresh ---
+// generation counts the pages asked for: a drawing that began before the latest one paints
+// nothing, so a slow Home cannot cover the Chat the owner has moved to since.
+let generation = 0;
+function painter() {
+  const mine = generation;
+  return (...nodes) => { if (mine === generation) main.replaceChildren(...nodes); };
+}
+
 async function refresh() {
+  generation++;
   const [, page, arg] = (location.hash || '#/home').split('/');
   current = { page: page || 'home', agent: page === 'chat' ? (arg || '') : '' };
   for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.page === current.page);
