@@ -88,10 +88,18 @@ func TestCreateHashesCanonicalArguments(t *testing.T) {
 		"version":  func() (string, error) { a := rec.Action; a.ToolVersion = "1.0.1"; return action.Hash(key, a) },
 		"tool":     func() (string, error) { a := rec.Action; a.Tool = "mail.draft"; return action.Hash(key, a) },
 		"agent":    func() (string, error) { a := rec.Action; a.Agent = "dev"; return action.Hash(key, a) },
-		"id":       func() (string, error) { a := rec.Action; a.ID = "00000000-0000-4000-8000-000000000000"; return action.Hash(key, a) },
-		"expiry":   func() (string, error) { a := rec.Action; a.ExpiresAt = a.ExpiresAt.Add(time.Hour); return action.Hash(key, a) },
-		"depth":    func() (string, error) { a := rec.Action; a.DelegationDepth = 1; return action.Hash(key, a) },
-		"key":      func() (string, error) { return action.Hash(other, rec.Action) },
+		"id": func() (string, error) {
+			a := rec.Action
+			a.ID = "00000000-0000-4000-8000-000000000000"
+			return action.Hash(key, a)
+		},
+		"expiry": func() (string, error) {
+			a := rec.Action
+			a.ExpiresAt = a.ExpiresAt.Add(time.Hour)
+			return action.Hash(key, a)
+		},
+		"depth": func() (string, error) { a := rec.Action; a.DelegationDepth = 1; return action.Hash(key, a) },
+		"key":   func() (string, error) { return action.Hash(other, rec.Action) },
 		"args": func() (string, error) {
 			a := rec.Action
 			a.Args = json.RawMessage(`{"to":"bob@example.com","body":"hello"}`)

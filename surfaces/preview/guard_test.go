@@ -104,8 +104,8 @@ func TestPreviewWritesComeFromItsOwnPages(t *testing.T) {
 		{http.MethodPost, "same-origin", own, http.StatusOK, "cors"},
 		{http.MethodPut, "", own, http.StatusOK, "cors"}, // plain HTTP: Origin alone
 		{http.MethodPost, "none", "", http.StatusOK, "navigate"},
-		{http.MethodGet, "cross-site", "", http.StatusOK, "navigate"},    // a link followed to the preview
-		{http.MethodGet, "same-site", "", http.StatusOK, "navigate"},     // the dashboard framing it
+		{http.MethodGet, "cross-site", "", http.StatusOK, "navigate"},                     // a link followed to the preview
+		{http.MethodGet, "same-site", "", http.StatusOK, "navigate"},                      // the dashboard framing it
 		{http.MethodGet, "same-site", "http://127.0.0.1:1", http.StatusForbidden, "cors"}, // another port's page reading it
 		{http.MethodGet, "", "http://127.0.0.1:1", http.StatusForbidden, ""},
 		{http.MethodGet, "same-site", "", http.StatusForbidden, "no-cors"}, // another port's image or script
