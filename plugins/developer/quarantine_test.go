@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"buddi/internal/pgtest"
 	"buddi/plugins/developer/runlist"
 	"buddi/sandbox"
 )
@@ -37,33 +37,20 @@ func TestQuarantineReachesTheResult(t *testing.T) {
 	}
 
 	b.mustRun(t, call("start", `{"name":"web","command":"make serve"}`), nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Lstat(filepath.Join(b.ws, "served", ".git")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the started process never planted served/.git")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pgtest.Eventually(t, "the started process to plant served/.git", func() bool {
+		_, err := os.Lstat(filepath.Join(b.ws, "served", ".git"))
+		return err == nil
+	})
 	out = b.mustRun(t, call("stop", `{"name":"web"}`), nil)
 	if !strings.Contains(out, "Stopped web.") || !strings.Contains(out, filepath.Join(b.ws, "served", ".git")) {
 		t.Errorf("stop: %s", out)
 	}
 
 	b.mustRun(t, call("start", `{"name":"once","command":"make once"}`), nil)
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	pgtest.Eventually(t, "once to exit", func() bool {
 		out = b.mustRun(t, call("output", `{"name":"once"}`), nil)
-		if strings.Contains(out, "once is exited") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("once never exited: %s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(out, "once is exited")
+	})
 	if !strings.Contains(out, filepath.Join(b.ws, "once", ".git")) {
 		t.Errorf("output after it exited: %s", out)
 	}

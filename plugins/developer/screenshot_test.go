@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"buddi/core/seal/sealtest"
+	"buddi/internal/pgtest"
 	"buddi/plugins/developer/runlist"
 	"buddi/plugins/developer/shot"
 	"buddi/surfaces/preview"
@@ -56,18 +56,13 @@ func freePort(t *testing.T) int {
 // waitListening polls port until something accepts on it, with a deadline.
 func waitListening(t *testing.T, port int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	pgtest.Eventually(t, fmt.Sprintf("something to listen on %d", port), func() bool {
 		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listened on %d", port)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a port with a deadline
-	}
+		return err == nil
+	})
 }
 
 // appServer is the agent's dev server: "/" frames, embeds and fetches the other server,
@@ -220,18 +215,13 @@ func TestScreenshotOfAnIPv6OnlySocket(t *testing.T) {
 	port := freePort(t)
 	c := call("start", args(t, map[string]any{"name": "v6", "command": fmt.Sprintf("python3 v6.py %d", port), "port": port}))
 	b.mustRun(t, c, b.mustDescribe(t, c))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	pgtest.Eventually(t, "the process to listen on [::1]", func() bool {
 		conn, err := net.Dial("tcp6", net.JoinHostPort("::1", strconv.Itoa(port)))
 		if err == nil {
 			conn.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the process did not listen on [::1]")
-		}
-		time.Sleep(50 * time.Millisecond) // polling a port with a deadline
-	}
+		return err == nil
+	})
 	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		t.Fatalf("127.0.0.1:%d beside the process's IPv6-only socket: %v", port, err)
