@@ -163,8 +163,8 @@ type viewKind struct {
 
 var viewKinds = [...]viewKind{
 	{mask: kindAll, outputs: 1, mirrors: true, needed: joinNeeded, decoder: func() decoder { return &joinDecoder{} }},
-	{mask: kindAll, outputs: 1, mirrors: true, needed: jsonNeeded, decoder: func() decoder { return &jsonDecoder{} }},
-	{mask: kindAll, outputs: 1, mirrors: true, needed: percentNeeded, decoder: func() decoder { return &percentDecoder{} }},
+	{mask: kindAll, outputs: 1, mirrors: true, needed: jsonNeeded, decoder: jsonDecoder},
+	{mask: kindAll, outputs: 1, mirrors: true, needed: percentNeeded, decoder: percentDecoder},
 	{mask: kindText, outputs: 2, needed: hexNeeded, decoder: func() decoder { return &hexDecoder{lineStart: true} }},
 }
 
@@ -347,22 +347,28 @@ func joinNeeded(s string) bool {
 	return false
 }
 
-// jsonDecoder decodes JSON string escapes wherever they are: \" \\ \/ \b \f \n \r \t and
-// \uXXXX in either case, with surrogate pairs (a lone surrogate becomes U+FFFD). A
-// backslash that starts no escape is kept.
-type jsonDecoder struct{ pos int }
+// escapeDecoder decodes one kind of escape, each starting with mark, wherever it is; the
+// text between escapes passes as it is, and a mark that starts no escape is kept.
+type escapeDecoder struct {
+	pos  int
+	mark byte
+	// at reads the escape at the start of s (which starts with mark): its length (0 when it
+	// is none) and what it stands for; decided is false when s ends too soon to tell.
+	at func(s string, final bool) (n int, r rune, decided bool)
+	// emit adds what the escape text[start:end] stands for to v.
+	emit func(v *view, text string, base int, r rune, start, end int)
+}
 
-func (d *jsonDecoder) held() int { return d.pos }
+func (d *escapeDecoder) held() int { return d.pos }
 
-func (d *jsonDecoder) shift(n int) { d.pos -= n }
+func (d *escapeDecoder) shift(n int) { d.pos -= n }
 
-func (d *jsonDecoder) decode(text string, base int, out []view, final bool) {
+func (d *escapeDecoder) decode(text string, base int, out []view, final bool) {
 	v := &out[0]
 	i := d.pos - base
 	for i < len(text) {
-		c := text[i]
-		if c != '\\' {
-			j := strings.IndexByte(text[i:], '\\')
+		if text[i] != d.mark {
+			j := strings.IndexByte(text[i:], d.mark)
 			if j < 0 {
 				j = len(text) - i
 			}
@@ -370,7 +376,7 @@ func (d *jsonDecoder) decode(text string, base int, out []view, final bool) {
 			i += j
 			continue
 		}
-		n, r, decided := unescapeAt(text[i:], final)
+		n, r, decided := d.at(text[i:], final)
 		if !decided {
 			break
 		}
@@ -379,10 +385,16 @@ func (d *jsonDecoder) decode(text string, base int, out []view, final bool) {
 			i++
 			continue
 		}
-		v.addRune(text, base, r, base+i, base+i+n)
+		d.emit(v, text, base, r, base+i, base+i+n)
 		i += n
 	}
 	d.pos = base + i
+}
+
+// jsonDecoder decodes JSON string escapes wherever they are: \" \\ \/ \b \f \n \r \t and
+// \uXXXX in either case, with surrogate pairs (a lone surrogate becomes U+FFFD).
+func jsonDecoder() decoder {
+	return &escapeDecoder{mark: '\\', at: unescapeAt, emit: (*view).addRune}
 }
 
 // unescapeAt reads the JSON escape at the start of s (a backslash): its length (0 when it is
@@ -460,40 +472,22 @@ func jsonNeeded(s string) bool { return strings.IndexByte(s, '\\') >= 0 }
 
 // percentDecoder decodes %XX escapes (either case) wherever they are; "+" is kept (the
 // query form of a space is one of the encoded forms instead).
-type percentDecoder struct{ pos int }
+func percentDecoder() decoder {
+	return &escapeDecoder{mark: '%', at: percentAt, emit: func(v *view, text string, base int, r rune, start, end int) {
+		v.add(text, base, byte(r), start, end)
+	}}
+}
 
-func (d *percentDecoder) held() int { return d.pos }
-
-func (d *percentDecoder) shift(n int) { d.pos -= n }
-
-func (d *percentDecoder) decode(text string, base int, out []view, final bool) {
-	v := &out[0]
-	i := d.pos - base
-	for i < len(text) {
-		c := text[i]
-		if c != '%' {
-			j := strings.IndexByte(text[i:], '%')
-			if j < 0 {
-				j = len(text) - i
-			}
-			v.passRange(text, base, i, i+j)
-			i += j
-			continue
-		}
-		if c == '%' {
-			if i+2 >= len(text) && !final && (i+1 == len(text) || unhex[text[i+1]] >= 0) {
-				break
-			}
-			if i+2 < len(text) && unhex[text[i+1]] >= 0 && unhex[text[i+2]] >= 0 {
-				v.add(text, base, byte(unhex[text[i+1]])<<4|byte(unhex[text[i+2]]), base+i, base+i+3)
-				i += 3
-				continue
-			}
-		}
-		v.pass(text, base, i)
-		i++
+// percentAt reads the %XX escape at the start of s: its length (0 when it is none) and the
+// byte; decided is false when s ends too soon to tell.
+func percentAt(s string, final bool) (n int, r rune, decided bool) {
+	if len(s) < 3 {
+		return 0, 0, final || (len(s) == 2 && unhex[s[1]] < 0)
 	}
-	d.pos = base + i
+	if unhex[s[1]] >= 0 && unhex[s[2]] >= 0 {
+		return 3, rune(unhex[s[1]])<<4 | rune(unhex[s[2]]), true
+	}
+	return 0, 0, true
 }
 
 func percentNeeded(s string) bool {
