@@ -277,7 +277,11 @@ async function drawDeveloper() {
 let generation = 0;
 function painter() {
   const mine = generation;
-  return (...nodes) => { if (mine === generation) main.replaceChildren(...nodes); };
+  // Lists are drawn as their items and absent parts (null, false) as nothing: the
+  // DOM's replaceChildren would print "[object HTMLDivElement]" and "null" for them.
+  return (...nodes) => {
+    if (mine === generation) main.replaceChildren(...nodes.flat(Infinity).filter(n => n !== null && n !== undefined && n !== false));
+  };
 }
 
 async function refresh() {

@@ -94,6 +94,23 @@ func TestDashboardChatInBrowser(t *testing.T) {
 		rail, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#rail').innerHTML`))
 		t.Fatalf("the rail's count: %v\n%s", err, rail)
 	}
+	// Home shows the same card, drawn (not "[object HTMLDivElement]"), with its buttons.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/home'`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('#thread') && !!document.querySelector('main .approval button.primary')`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
+		t.Fatalf("Home does not show the waiting card (%v):\n%s", err, page)
+	}
+	if page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`)); strings.Contains(page, "[object") || strings.Contains(page, "null") {
+		t.Errorf("Home prints what it should draw:\n%s", page)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/chat/developer'`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#thread .approval button.primary`))); err != nil {
+		t.Fatal(err)
+	}
 	reply, err := chromedp.Run(ctx, chromedp.Text(css(`#thread`)))
 	if err != nil || !strings.Contains(reply, "developer.workspace") {
 		t.Fatalf("before the card, the thread shows (%v):\n%s", err, reply)
