@@ -16,7 +16,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/seal"
-	"buddi/internal/sockowner"
+	"buddi/internal/socktable"
 	"buddi/surfaces/webauth"
 )
 
@@ -170,7 +170,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string) {
 func (s *Server) recordRefusal(r *http.Request, reason string) {
 	uid := -1
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		uid = sockowner.PeerUID(r.RemoteAddr, local.String())
+		uid = socktable.PeerUID(r.RemoteAddr, local.String())
 	}
 	key := fmt.Sprintf("%s/%d", reason, uid)
 	now := time.Now()

@@ -26,7 +26,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/seal"
-	"buddi/internal/sockowner"
+	"buddi/internal/socktable"
 )
 
 // Purpose is what a ticket or session opens.
@@ -219,8 +219,8 @@ func CheckListener(addr string) error {
 		}
 		host = addrs[0]
 	}
-	uid := sockowner.ListenerUID(net.JoinHostPort(host, port))
-	if uid != sockowner.Unknown && uid != os.Geteuid() {
+	uid := socktable.ListenerUID(net.JoinHostPort(host, port))
+	if uid != socktable.Unknown && uid != os.Geteuid() {
 		return fmt.Errorf("%s is held by another account (uid %d), not by buddi: the command line keeps its token to itself; stop what holds the port and start buddi serve", addr, uid)
 	}
 	return nil

@@ -11,16 +11,14 @@
 package listening
 
 import (
-	"bufio"
-	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"buddi/internal/socktable"
 )
 
 // Socket is a verified listening socket: which descriptor of which process holds it, and the
@@ -71,69 +69,35 @@ func Find(pid, port int) (Socket, bool, error) {
 }
 
 // inodes returns the inodes of the sockets listening on port at an address a loopback
-// connection reaches, each with that connection's address, from /proc/net/tcp{,6}.
+// connection reaches, each with that connection's address, from the kernel's socket tables.
 func inodes(port int) (map[string]string, error) {
 	out := map[string]string{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		file, err := os.Open(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(file)
-		sc.Scan() // the header
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			hexAddr, hexPort, ok := strings.Cut(fields[1], ":")
-			if !ok {
-				continue
-			}
-			if p, err := strconv.ParseUint(hexPort, 16, 32); err != nil || int(p) != port {
-				continue
-			}
-			if ip := reachedAt(hexAddr); ip != nil {
-				out[fields[9]] = net.JoinHostPort(ip.String(), strconv.Itoa(port))
+	err := socktable.Each(func(s socktable.Socket) bool {
+		if s.Listening && int(s.Local.Port()) == port {
+			if ip, ok := reachedAt(s.Local.Addr()); ok {
+				out[s.Inode] = netip.AddrPortFrom(ip, uint16(port)).String()
 			}
 		}
-		file.Close()
-		if err := sc.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return true
+	})
+	return out, err
 }
 
-// reachedAt is the loopback address at which a connection reaches a socket bound to the
-// address /proc/net/tcp{,6} spells as hexAddr (32-bit words in the machine's byte order), or
-// nil when no loopback connection is sure to reach it.
-func reachedAt(hexAddr string) net.IP {
-	raw, err := hex.DecodeString(hexAddr)
-	if err != nil || len(raw) != net.IPv4len && len(raw) != net.IPv6len {
-		return nil
-	}
-	ip := make(net.IP, len(raw))
-	for i := 0; i < len(raw); i += 4 {
-		binary.NativeEndian.PutUint32(ip[i:], binary.BigEndian.Uint32(raw[i:]))
-	}
+// reachedAt is the loopback address at which a connection reaches a socket bound to addr, or
+// false when no loopback connection is sure to reach it.
+func reachedAt(addr netip.Addr) (netip.Addr, bool) {
 	switch {
-	case ip.Equal(net.IPv4zero): // every IPv4 address, or a v4-mapped socket bound to all of them
-		return net.IPv4(127, 0, 0, 1)
-	case ip.Equal(net.IPv6unspecified): // every IPv6 address: perhaps IPv6-only, so its own loopback
-		return net.IPv6loopback
-	case ip.IsLoopback(): // 127.0.0.0/8 (v4-mapped too) or ::1: that very address
-		if v4 := ip.To4(); v4 != nil {
-			return v4
-		}
-		return ip
+	case addr.Unmap() == netip.IPv4Unspecified(): // every IPv4 address, or a v4-mapped socket bound to all of them
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), true
+	case addr == netip.IPv6Unspecified(): // every IPv6 address: perhaps IPv6-only, so its own loopback
+		return netip.IPv6Loopback(), true
+	case addr.Unmap().IsLoopback(): // 127.0.0.0/8 (v4-mapped too) or ::1: that very address
+		return addr.Unmap(), true
 	}
-	return nil
+	return netip.Addr{}, false
 }
 
+// among finds the descriptor of pid that holds one of inodes' sockets.
 func among(pid int, inodes map[string]string) (Socket, bool) {
 	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
 	fds, err := os.ReadDir(dir)

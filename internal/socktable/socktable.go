@@ -1,12 +1,14 @@
-// Package sockowner tells which local account owns a TCP socket, from the kernel's socket
-// tables (/proc/net/tcp and tcp6): the account behind a connection a server accepted, and the
-// account listening on an address a client is about to send a credential to.
-package sockowner
+// Package socktable reads the kernel's TCP socket tables (/proc/net/tcp and tcp6): every
+// socket with its ends, state, owner and inode (Each), the account behind a connection a
+// server accepted (PeerUID), and the account listening on an address a client is about to
+// send a credential to (ListenerUID).
+package socktable
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
-	"net"
+	"errors"
 	"net/netip"
 	"os"
 	"strconv"
@@ -29,9 +31,9 @@ func PeerUID(remote, local string) int {
 		return Unknown
 	}
 	uid := Unknown
-	scan(func(l, r netip.AddrPort, state string, owner int) bool {
-		if sameEnd(l, ra) && sameEnd(r, la) {
-			uid = owner
+	scan(func(s Socket) bool {
+		if sameEnd(s.Local, ra) && sameEnd(s.Remote, la) {
+			uid = s.UID
 			return false
 		}
 		return true
@@ -48,12 +50,12 @@ func ListenerUID(addr string) int {
 		return Unknown
 	}
 	uid := Unknown
-	scan(func(l, _ netip.AddrPort, state string, owner int) bool {
-		if state != listen || l.Port() != ap.Port() {
+	scan(func(s Socket) bool {
+		if !s.Listening || s.Local.Port() != ap.Port() {
 			return true
 		}
-		if a := l.Addr().Unmap(); a == ap.Addr().Unmap() || a.IsUnspecified() {
-			uid = owner
+		if a := s.Local.Addr().Unmap(); a == ap.Addr().Unmap() || a.IsUnspecified() {
+			uid = s.UID
 			return false
 		}
 		return true
@@ -67,19 +69,30 @@ func Readable() bool {
 	return err == nil
 }
 
-// scan calls fn with each socket of the tables (local end, remote end, state, owner) until it
-// returns false.
-func scan(fn func(local, remote netip.AddrPort, state string, uid int) bool) {
+// Socket is one TCP socket of the kernel's tables.
+type Socket struct {
+	Local, Remote netip.AddrPort // its two ends (Remote is the zero port for a listener)
+	Listening     bool           // in the LISTEN state
+	UID           int            // the account that owns it
+	Inode         string         // its inode number (/proc/<pid>/fd names it "socket:[<inode>]")
+}
+
+// Each calls fn with each socket of /proc/net/tcp and /proc/net/tcp6 until it returns
+// false. A table that does not exist is skipped; one that cannot be read is an error.
+func Each(fn func(Socket) bool) error {
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(table)
-		if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
 			continue
+		}
+		if err != nil {
+			return err
 		}
 		sc := bufio.NewScanner(f)
 		sc.Scan() // the header
 		for sc.Scan() {
 			fields := strings.Fields(sc.Text())
-			if len(fields) < 8 {
+			if len(fields) < 10 {
 				continue
 			}
 			l, ok1 := procAddr(fields[1])
@@ -88,22 +101,30 @@ func scan(fn func(local, remote netip.AddrPort, state string, uid int) bool) {
 			if !ok1 || !ok2 || err != nil {
 				continue
 			}
-			if !fn(l, r, fields[3], uid) {
+			if !fn(Socket{Local: l, Remote: r, Listening: fields[3] == listen, UID: uid, Inode: fields[9]}) {
 				f.Close()
-				return
+				return nil
 			}
 		}
+		err = sc.Err()
 		f.Close()
+		if err != nil {
+			return err
+		}
 	}
+	return nil
 }
+
+// scan is Each with its error dropped: the owner is then Unknown.
+func scan(fn func(Socket) bool) { _ = Each(fn) }
 
 // sameEnd compares two socket ends, an IPv4-mapped IPv6 address being its IPv4 one.
 func sameEnd(a, b netip.AddrPort) bool {
 	return a.Port() == b.Port() && a.Addr().Unmap() == b.Addr().Unmap()
 }
 
-// procAddr parses the kernel's "ADDR:PORT" hex form: an IPv4 address as one word, an IPv6 one
-// as four, each word in host (little-endian) order.
+// procAddr parses the kernel's "ADDR:PORT" hex form: an IPv4 address as one 32-bit word, an
+// IPv6 one as four, each word in the machine's byte order.
 func procAddr(s string) (netip.AddrPort, bool) {
 	h, p, ok := strings.Cut(s, ":")
 	if !ok {
@@ -117,9 +138,10 @@ func procAddr(s string) (netip.AddrPort, bool) {
 	if err != nil || (len(raw) != 4 && len(raw) != 16) {
 		return netip.AddrPort{}, false
 	}
-	for i := 0; i+4 <= len(raw); i += 4 {
-		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
+	ip := make([]byte, len(raw))
+	for i := 0; i < len(raw); i += 4 {
+		binary.NativeEndian.PutUint32(ip[i:], binary.BigEndian.Uint32(raw[i:]))
 	}
-	addr, ok := netip.AddrFromSlice(net.IP(raw))
+	addr, ok := netip.AddrFromSlice(ip)
 	return netip.AddrPortFrom(addr, uint16(port)), ok
 }

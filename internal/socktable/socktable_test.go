@@ -1,4 +1,4 @@
-package sockowner_test
+package socktable_test
 
 import (
 	"net"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"buddi/internal/sockowner"
+	"buddi/internal/socktable"
 )
 
 func TestPeerAndListener(t *testing.T) {
@@ -16,7 +16,7 @@ func TestPeerAndListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if got := sockowner.ListenerUID(l.Addr().String()); got != os.Getuid() {
+	if got := socktable.ListenerUID(l.Addr().String()); got != os.Getuid() {
 		t.Errorf("ListenerUID = %d, want %d", got, os.Getuid())
 	}
 	c, err := net.Dial("tcp", l.Addr().String())
@@ -29,16 +29,16 @@ func TestPeerAndListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := sockowner.PeerUID(s.RemoteAddr().String(), s.LocalAddr().String()); got != os.Getuid() {
+	if got := socktable.PeerUID(s.RemoteAddr().String(), s.LocalAddr().String()); got != os.Getuid() {
 		t.Errorf("PeerUID = %d, want %d", got, os.Getuid())
 	}
-	if got := sockowner.PeerUID("192.0.2.1:1234", s.LocalAddr().String()); got != sockowner.Unknown {
+	if got := socktable.PeerUID("192.0.2.1:1234", s.LocalAddr().String()); got != socktable.Unknown {
 		t.Errorf("PeerUID of a remote address = %d, want Unknown", got)
 	}
 	free, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := free.Addr().String()
 	free.Close()
-	if got := sockowner.ListenerUID(addr); got != sockowner.Unknown {
+	if got := socktable.ListenerUID(addr); got != socktable.Unknown {
 		t.Errorf("ListenerUID of a closed port = %d, want Unknown", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestListenerOfAnotherAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("/tmp", "sockowner-")
+	dir, err := os.MkdirTemp("/tmp", "socktable-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestListenerOfAnotherAccount(t *testing.T) {
 	buf := make([]byte, 64)
 	n, _ := out.Read(buf)
 	addr := strings.TrimSpace(string(buf[:n]))
-	if got := sockowner.ListenerUID(addr); got != 65534 {
+	if got := socktable.ListenerUID(addr); got != 65534 {
 		t.Errorf("ListenerUID(%s) = %d, want 65534", addr, got)
 	}
 }
