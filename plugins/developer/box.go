@@ -21,6 +21,9 @@ const boxCacheDir = ".cache/buddi-box"
 type boxed struct {
 	policy *sandbox.Policy // nil: no box can be made here
 	why    string          // with no policy: the sentence saying why
+	// readOnly adds the paths git runs hooks from, looked up (a git run) only when a command
+	// is spawned, not each time a call is judged or described.
+	readOnly func() []string
 }
 
 // describe is the card's line on the box.
@@ -44,7 +47,11 @@ func (b boxed) detail() string {
 // call described as unboxed. An auto call with no box is refused.
 func (b boxed) spec(s spawn.Spec, approved *plugins.Envelope, tool string) (spawn.Spec, error) {
 	if b.policy != nil {
-		s.Box = b.policy
+		pol := *b.policy
+		if b.readOnly != nil {
+			pol.ReadOnly = append(append([]string(nil), pol.ReadOnly...), b.readOnly()...)
+		}
+		s.Box = &pol
 		return s, nil
 	}
 	if approved == nil {
@@ -87,14 +94,18 @@ func (p *plugin) box(s *space, gitWritable bool) boxed {
 			pol.Hidden = append(pol.Hidden, h)
 		}
 	}
+	b := boxed{policy: pol}
 	if !gitWritable {
-		git := filepath.Join(s.dir(), ".git")
-		if hooks, err := p.hooksLookup(s)(s.dir()); err == nil && hooks != "" && within(hooks, s.dir()) && !within(hooks, git) {
-			pol.ReadOnly = append(pol.ReadOnly, hooks)
-		}
 		pol.ReadOnly = append(pol.ReadOnly, filepath.Join(s.dir(), ".husky"))
+		b.readOnly = func() []string {
+			git := filepath.Join(s.dir(), ".git")
+			if hooks, err := p.hooksLookup(s)(s.dir()); err == nil && hooks != "" && within(hooks, s.dir()) && !within(hooks, git) {
+				return []string{hooks}
+			}
+			return nil
+		}
 	}
-	return boxed{policy: pol}
+	return b
 }
 
 // ownerHome is the owner's home directory: Deps.Home, else the captured HOME, else the

