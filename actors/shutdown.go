@@ -53,6 +53,22 @@ func (s *System) Stop(ctx context.Context, ref *Ref) error {
 	if ref == nil {
 		return nil
 	}
+	done := s.stopAsync(ref)
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("actors: stop %s: %w", ref.path, ctx.Err())
+	}
+}
+
+// stopAsync marks the actor at ref and its subtree as not to be rebuilt and
+// sends it protoactor's stop. It returns a channel closed once the actor has
+// terminated, or nil when it is not running.
+func (s *System) stopAsync(ref *Ref) <-chan struct{} {
 	s.mu.Lock()
 	n := s.nodes[ref.path]
 	if n == nil {
@@ -72,16 +88,13 @@ func (s *System) Stop(ctx context.Context, ref *Ref) error {
 		}
 	}
 	mark(n)
-	done := n.done
+	done, pid := n.done, n.pid
 	s.mu.Unlock()
-
-	s.as.Root.Stop(ref.pid)
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("actors: stop %s: %w", ref.path, ctx.Err())
+	if pid == nil {
+		pid = ref.pid
 	}
+	s.as.Root.Stop(pid)
+	return done
 }
 
 // target is one live actor at Shutdown: done is closed when it has

@@ -40,6 +40,23 @@ func (s *System) Spawn(parent *Ref, name string, produce func() Actor) (*Ref, er
 	return s.spawnUnder(parent, spec{name: name, produce: produce})
 }
 
+// SpawnSupervisor starts a supervising actor under parent: a worker whose
+// behaviour produce builds, and which is also, by strategy, the supervisor of
+// the children it spawns from its Receive (Context.Spawn). A conversation is
+// one: it takes its messages one at a time and its runs are its children.
+func (s *System) SpawnSupervisor(parent *Ref, name string, strategy Strategy, produce func() Actor) (*Ref, error) {
+	if err := strategy.validate(); err != nil {
+		return nil, fmt.Errorf("actors: spawn supervisor %q: %w", name, err)
+	}
+	if produce == nil {
+		return nil, fmt.Errorf("actors: spawn supervisor %q: nil producer", name)
+	}
+	if parent == nil {
+		return nil, fmt.Errorf("actors: spawn supervisor %q: it needs a parent supervisor", name)
+	}
+	return s.spawnUnder(parent, spec{name: name, supervisor: true, strategy: strategy, produce: produce})
+}
+
 func (s *System) spawnTop(sp spec) (*Ref, error) {
 	if err := checkName(sp.name); err != nil {
 		return nil, err

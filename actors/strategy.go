@@ -41,6 +41,26 @@ type Budget struct {
 	MaxRestarts int
 	// Within is the length of the sliding window (0: no window).
 	Within time.Duration
+	// Backoff is the wait before the first restart inside the window; each
+	// further restart in the window waits twice the one before, at most
+	// MaxBackoff. Zero restarts at once. The failed child is suspended while it
+	// waits: what is sent to it waits too.
+	Backoff time.Duration
+}
+
+// MaxBackoff caps the wait before a restart.
+const MaxBackoff = 30 * time.Second
+
+// wait is the backoff before the nth restart inside the window (n from 1).
+func (b Budget) wait(n int) time.Duration {
+	if b.Backoff <= 0 || n < 1 {
+		return 0
+	}
+	d := b.Backoff
+	for i := 1; i < n && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxBackoff)
 }
 
 // Strategy is how a supervisor treats a failed child. The zero Strategy is
@@ -50,6 +70,11 @@ type Strategy struct {
 	Kind StrategyKind
 	// Budget bounds the restarts before the supervisor gives up and escalates.
 	Budget Budget
+	// Contain keeps a child's spent budget inside this supervisor: the child
+	// (AllForOne: every child) is stopped and a supervising actor's behaviour
+	// gets ChildFailed, and nothing escalates. A conversation contains its
+	// runs' failures this way.
+	Contain bool
 }
 
 // String describes the strategy, e.g.
@@ -65,7 +90,14 @@ func (s Strategy) String() string {
 	default:
 		budget = fmt.Sprintf("%d %s in %s", b.MaxRestarts, text.Plural(b.MaxRestarts, "restart"), b.Within)
 	}
-	return fmt.Sprintf("%s, %s, then stop and escalate", s.Kind, budget)
+	if b.Backoff > 0 {
+		budget += fmt.Sprintf(" (backoff from %s)", b.Backoff)
+	}
+	then := "stop and escalate"
+	if s.Contain {
+		then = "stop and tell the parent"
+	}
+	return fmt.Sprintf("%s, %s, then %s", s.Kind, budget, then)
 }
 
 func (s Strategy) validate() error {
@@ -76,6 +108,8 @@ func (s Strategy) validate() error {
 		return errors.New("actors: budget: MaxRestarts is negative")
 	case s.Budget.Within < 0:
 		return errors.New("actors: budget: Within is negative")
+	case s.Budget.Backoff < 0:
+		return errors.New("actors: budget: Backoff is negative")
 	}
 	return nil
 }
@@ -87,6 +121,7 @@ func (s Strategy) validate() error {
 // Its methods run on the supervisor's goroutine only.
 type supervision struct {
 	sys      *System
+	self     *actor.PID // the supervisor's own, set at Started
 	path     string
 	strategy Strategy
 	failures map[string][]time.Time // child path → failure times inside the window
@@ -128,7 +163,16 @@ func (v *supervision) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 	if len(times) > v.strategy.Budget.MaxRestarts {
 		delete(v.failures, child.Id)
 		sup.StopChildren(targets...)
-		ev.Kind, ev.Restarts, ev.Escalated = EventStopped, len(times)-1, true
+		ev.Kind, ev.Restarts = EventStopped, len(times)-1
+		if v.strategy.Contain {
+			v.sys.forgetAll(targets)
+			v.sys.emit(ev)
+			if v.self != nil {
+				v.sys.as.Root.Send(v.self, &childFailed{path: child.Id, reason: ev.Reason, restarts: ev.Restarts})
+			}
+			return
+		}
+		ev.Escalated = true
 		v.sys.emit(ev)
 		// Suspends this supervisor and sends the failure to its parent (the
 		// system's guardian for a top-level supervisor).
@@ -138,8 +182,13 @@ func (v *supervision) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 
 	v.failures[child.Id] = times
 	v.sys.setRestartReason(targets, ev.Reason)
-	sup.RestartChildren(targets...)
 	ev.Kind, ev.Restarts = EventRestarted, len(times)
+	if d := v.strategy.Budget.wait(len(times)); d > 0 && v.self != nil {
+		self, root := v.self, v.sys.as.Root
+		time.AfterFunc(d, func() { root.Send(self, &restartLater{pids: targets}) })
+	} else {
+		sup.RestartChildren(targets...)
+	}
 	v.sys.emit(ev)
 }
 
@@ -178,4 +227,28 @@ func reasonText(reason any) string {
 	default:
 		return fmt.Sprint(r)
 	}
+}
+
+// restartLater carries a restart that waited out its backoff to the
+// supervisor's goroutine.
+type restartLater struct{ pids []*actor.PID }
+
+// IgnoreDeadLetterLogging implements actor.IgnoreDeadLetterLogging.
+func (*restartLater) IgnoreDeadLetterLogging() {}
+
+// childFailed tells a supervisor its contained child was stopped.
+type childFailed struct {
+	path, reason string
+	restarts     int
+}
+
+// IgnoreDeadLetterLogging implements actor.IgnoreDeadLetterLogging.
+func (*childFailed) IgnoreDeadLetterLogging() {}
+
+// ChildFailed tells a supervising actor that its child at Path failed past its
+// budget (Strategy.Contain) and was stopped; Reason is the last failure.
+type ChildFailed struct {
+	Path     string
+	Reason   string
+	Restarts int
 }

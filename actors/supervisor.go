@@ -16,14 +16,19 @@ import (
 type supervisor struct {
 	*supervision
 	gen        uint64
-	restarting bool // this instance got Restarting: hold spawn requests
+	restarting bool       // this instance got Restarting: hold spawn requests
+	beh        *behaviour // a supervising actor's behaviour; nil for a plain supervisor
 }
 
-func (s *System) newSupervisor(path string, gen uint64, strategy Strategy) *supervisor {
-	return &supervisor{
+func (s *System) newSupervisor(path string, gen uint64, strategy Strategy, inner func() Actor) *supervisor {
+	a := &supervisor{
 		supervision: &supervision{sys: s, path: path, strategy: strategy, failures: map[string][]time.Time{}},
 		gen:         gen,
 	}
+	if inner != nil {
+		a.beh = s.newBehaviour(path, inner)
+	}
+	return a
 }
 
 // Receive implements actor.Actor.
@@ -31,15 +36,32 @@ func (a *supervisor) Receive(actx actor.Context) {
 	switch m := actx.Message().(type) {
 	case *actor.Started:
 		a.restarting = false
+		a.self = actx.Self()
+		if a.beh != nil && a.beh.bad != nil {
+			panic(a.beh.bad)
+		}
 		a.sys.markStarted(a.path, a.gen)
 		a.rebuild(actx)
+		a.toBehaviour(actx, Started{}, nil)
 	case *actor.Restarting:
 		// protoactor now stops all our children and, once they have all
 		// terminated, builds a new supervisor instance, which rebuilds them.
 		a.restarting = true
-		a.sys.markRestarting(a.path, a.gen)
+		reason := a.sys.markRestarting(a.path, a.gen)
+		if a.beh != nil {
+			a.beh.deliverQuietly(actx, Restarting{Reason: reason})
+			a.beh.end("restarted")
+		}
+	case *actor.Stopping:
+		if a.beh != nil {
+			a.beh.deliverQuietly(actx, Stopping{})
+		}
 	case *actor.Stopped:
 		a.sys.markStopped(a.path, a.gen)
+		if a.beh != nil {
+			a.beh.deliverQuietly(actx, Stopped{})
+			a.beh.end("stopped")
+		}
 	case *actor.Terminated:
 		a.forget(m.Who.Id)
 		a.sys.childTerminated(m.Who)
@@ -49,35 +71,81 @@ func (a *supervisor) Receive(actx actor.Context) {
 			return
 		}
 		a.spawn(actx, m)
+	case *restartLater:
+		a.restartNow(actx, m)
+	case *childFailed:
+		a.toBehaviour(actx, ChildFailed{Path: m.path, Reason: m.reason, Restarts: m.restarts}, nil)
 	case *drainRequest:
-		m.ack()
+		defer m.ack()
+		if a.beh != nil {
+			a.beh.deliverQuietly(actx, Drain{})
+		}
 	case *request:
-		m.answer(nil, fmt.Errorf("actors: request to %s: a supervisor answers no requests", a.path))
+		if a.beh == nil {
+			m.answer(nil, fmt.Errorf("actors: request to %s: a supervisor answers no requests", a.path))
+			return
+		}
+		a.toBehaviour(actx, m.msg, m)
+	case actor.SystemMessage, actor.AutoReceiveMessage, actor.AutoRespond, *actor.ReceiveTimeout:
+		// protoactor's own.
+	default:
+		a.toBehaviour(actx, m, nil)
 	}
 }
 
-// spawn builds a new child in this supervisor's context.
+// toBehaviour hands msg to a supervising actor's behaviour, with the power to
+// spawn children in this context.
+func (a *supervisor) toBehaviour(actx actor.Context, msg any, req *request) {
+	if a.beh == nil {
+		return
+	}
+	a.beh.c.spawn = func(sp spec) (*Ref, error) { return a.spawnChild(actx, sp) }
+	defer func() { a.beh.c.spawn = nil }()
+	a.beh.deliver(actx, msg, req)
+}
+
+// spawn builds a new child in this supervisor's context and answers req.
 func (a *supervisor) spawn(actx actor.Context, req *spawnRequest) {
+	req.answer(a.spawnChild(actx, req.spec))
+}
+
+// spawnChild builds a new child in this supervisor's context.
+func (a *supervisor) spawnChild(actx actor.Context, sp spec) (*Ref, error) {
 	s := a.sys
 	s.mu.Lock()
 	self := s.currentLocked(a.path, a.gen)
 	if self == nil || !self.alive {
 		s.mu.Unlock()
-		req.answer(nil, fmt.Errorf("actors: spawn under %s: %w", a.path, ErrNotRunning))
-		return
+		return nil, fmt.Errorf("actors: spawn under %s: %w", a.path, ErrNotRunning)
 	}
-	n, gen, err := s.claimLocked(self, req.spec)
+	if err := checkName(sp.name); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	n, gen, err := s.claimLocked(self, sp)
 	s.mu.Unlock()
 	if err != nil {
-		req.answer(nil, err)
-		return
+		return nil, err
 	}
 	pid, err := actx.SpawnNamed(s.props(n, gen), n.name)
 	if err := s.commit(n, gen, pid, err, true); err != nil {
-		req.answer(nil, err)
+		return nil, err
+	}
+	return &Ref{pid: pid, path: n.path}, nil
+}
+
+// restartNow carries out a restart that waited out its backoff: now a stop,
+// when the system has begun to shut down.
+func (a *supervisor) restartNow(actx actor.Context, m *restartLater) {
+	sup, ok := actx.(actor.Supervisor)
+	if !ok {
 		return
 	}
-	req.answer(&Ref{pid: pid, path: n.path}, nil)
+	if a.sys.isClosed() {
+		sup.StopChildren(m.pids...)
+		return
+	}
+	sup.RestartChildren(m.pids...)
 }
 
 // rebuild spawns again every child whose incarnation has terminated (after a
@@ -93,6 +161,15 @@ func (a *supervisor) rebuild(actx actor.Context) {
 	s.mu.Lock()
 	if self := s.currentLocked(a.path, a.gen); self != nil {
 		if !s.closed {
+			var gone []*node // the previous incarnation's own children: gone with it
+			for _, c := range self.children {
+				if c.transient && !c.alive {
+					gone = append(gone, c)
+				}
+			}
+			for _, c := range gone {
+				s.removeLocked(c)
+			}
 			for _, c := range self.children {
 				if !c.alive {
 					s.reviveLocked(c)

@@ -62,7 +62,8 @@ type spec struct {
 	name       string
 	supervisor bool
 	strategy   Strategy
-	produce    func() Actor
+	produce    func() Actor // a worker's behaviour, or a supervising actor's (nil: a plain supervisor)
+	transient  bool         // spawned by a supervising actor's Receive: not rebuilt when it restarts
 }
 
 // node is the registry's record of one actor. It outlives the actor's
@@ -250,6 +251,19 @@ func (s *System) setRestartReason(pids []*actor.PID, reason string) {
 	for _, pid := range pids {
 		if n := s.nodes[pid.Id]; n != nil {
 			n.reason = reason
+			n.state = StateRestarting // also while it waits out a backoff
+		}
+	}
+}
+
+// forgetAll marks the actors as not to be rebuilt: they leave the tree once
+// they have stopped.
+func (s *System) forgetAll(pids []*actor.PID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pid := range pids {
+		if n := s.nodes[pid.Id]; n != nil {
+			n.forgot = true
 		}
 	}
 }
@@ -259,8 +273,8 @@ func (s *System) setRestartReason(pids []*actor.PID, reason string) {
 func (s *System) props(n *node, gen uint64) *actor.Props {
 	path := n.path
 	if n.supervisor {
-		strategy := n.strategy
-		produce := func() actor.Actor { return s.newSupervisor(path, gen, strategy) }
+		strategy, inner := n.strategy, n.produce
+		produce := func() actor.Actor { return s.newSupervisor(path, gen, strategy, inner) }
 		if n.parent == "" {
 			return actor.PropsFromProducer(produce, actor.WithGuardian(s.guardian))
 		}
