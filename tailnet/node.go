@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,10 +183,12 @@ func Start(cfg Config) (*Node, error) {
 }
 
 // watch follows the node's state on its bus until ctx ends, reconnecting to the bus if it
-// drops.
+// drops. Every network map from the control server comes on the bus as the node's own entry
+// (Notify.SelfChange, on every platform); the full map it leaves out (it rides the bus on
+// Windows alone, and buddi reads nothing from it).
 func (n *Node) watch(ctx context.Context) {
 	for ctx.Err() == nil {
-		w, err := n.lc.WatchIPNBus(ctx, ipn.NotifyInitialState|ipn.NotifyRateLimit)
+		w, err := n.lc.WatchIPNBus(ctx, ipn.NotifyInitialState|ipn.NotifyNoNetMap)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.log.Warn("watch the tailnet node's state", "err", err)
@@ -227,8 +230,8 @@ func (n *Node) apply(ctx context.Context, note ipn.Notify) {
 		n.set(func(s *Status) { s.LoginURL, s.State, s.Error = url, StateNeedsLogin, "" })
 	}
 	if note.State == nil {
-		// A new network map (rate-limited) may rename the node or change its addresses.
-		if note.NetMap != nil && n.Status().State == StateRunning {
+		// A new network map may rename the node, change its addresses or its certificates.
+		if note.SelfChange != nil && n.Status().State == StateRunning {
 			n.refresh(ctx, false)
 		}
 		return
@@ -260,9 +263,10 @@ func (n *Node) enter(state string) {
 }
 
 // refresh reads the node's addresses, MagicDNS name and certificate domains: when it reaches
-// Running (entering), and when a new network map may have changed them.
+// Running (entering), and when a new network map may have changed them. The status changes
+// (and Changed fires) only when one of them did.
 func (n *Node) refresh(ctx context.Context, entering bool) {
-	st, err := n.lc.Status(ctx)
+	st, err := n.lc.StatusWithoutPeers(ctx)
 	if err != nil {
 		n.log.Warn("read the tailnet node's status", "err", err)
 		return
@@ -276,8 +280,17 @@ func (n *Node) refresh(ctx context.Context, entering bool) {
 		dns = strings.TrimSuffix(st.Self.DNSName, ".")
 	}
 	https := !n.cfg.NoHTTPS && len(st.CertDomains) > 0 && st.CurrentTailnet != nil && st.CurrentTailnet.MagicDNSEnabled
-	if entering {
+	was := n.Status()
+	if was.State == StateRunning && was.DNSName == dns && slices.Equal(was.IPs, ips) && was.HTTPS == https &&
+		was.LoginURL == "" && was.Error == "" {
+		return
+	}
+	switch {
+	case entering:
 		n.log.Info("on the tailnet", "name", dns, "ips", strings.Join(ips, " "))
+	case was.DNSName != dns || !slices.Equal(was.IPs, ips):
+		n.log.Info("the control server changed the node's name or addresses", "name", dns, "ips", strings.Join(ips, " "),
+			"was_name", was.DNSName, "was_ips", strings.Join(was.IPs, " "))
 	}
 	n.set(func(s *Status) {
 		if s.State != StateRunning {
@@ -360,14 +373,18 @@ func (n *Node) WhoIs(ctx context.Context, remoteAddr string) (Caller, error) {
 	return c, nil
 }
 
-// Names are the names a request to the node may carry in its Host: the hostname, the MagicDNS
-// name and the tailnet addresses.
+// Names are the names a request to the node may carry in its Host: its MagicDNS name, that
+// name's first label, and its tailnet addresses, as the control server gives them now. The
+// hostname it asked for counts only until the control server names it: a node renamed (its
+// name was taken) no longer answers to a name that belongs to another machine.
 func (n *Node) Names() []string {
 	st := n.Status()
-	out := []string{strings.ToLower(st.Hostname)}
-	if st.DNSName != "" {
+	var out []string
+	if st.DNSName == "" {
+		out = append(out, strings.ToLower(st.Hostname))
+	} else {
 		dns := strings.ToLower(st.DNSName)
-		short, _, _ := strings.Cut(dns, ".") // the control server may have renamed the node
+		short, _, _ := strings.Cut(dns, ".")
 		out = append(out, dns, short)
 	}
 	return append(out, st.IPs...)

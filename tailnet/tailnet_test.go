@@ -258,3 +258,62 @@ func TestStartingTooLongIsAProblem(t *testing.T) {
 		t.Fatalf("a node starting for a minute: %q", p)
 	}
 }
+
+// The control server renames the node (as it does when another machine holds the name): the
+// node's status and the Host check follow it without a restart, taking the new name and
+// refusing the old one, which now names another machine.
+func TestARenameReachesTheHostCheck(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ctl := tailnettest.StartControl(t)
+	node, err := tailnet.Start(tailnet.Config{Dir: t.TempDir(), ControlURL: ctl.URL, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Close() })
+	if err := node.WaitRunning(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gate := tailnet.NewGate(node.WhoIs, node.Names, nil, sealtest.Key(t), nil)
+	hostOK := func(host string) bool {
+		return gate.HostOK(httptest.NewRequest(http.MethodGet, "http://"+host+"/", nil))
+	}
+	oldName, newName := "buddi."+tailnettest.Domain, "desk."+tailnettest.Domain
+	if !hostOK(oldName) || !hostOK("buddi") || hostOK(newName) {
+		t.Fatalf("before the rename: names %v", node.Names())
+	}
+
+	nodes := ctl.Server.AllNodes()
+	if len(nodes) != 1 {
+		t.Fatalf("the control server knows %d nodes, want 1", len(nodes))
+	}
+	renamed := nodes[0]
+	renamed.Name = newName + "."
+	ctl.Server.UpdateNode(renamed)
+
+	for {
+		changed := node.Changed()
+		if node.Status().DNSName == newName {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("the node did not follow its rename: status %+v", node.Status())
+		}
+	}
+	st := node.Status()
+	if st.State != tailnet.StateRunning || len(st.IPs) == 0 {
+		t.Fatalf("after the rename: %+v", st)
+	}
+	for _, host := range []string{newName, newName + ":80", "desk", "DESK", st.IPs[0]} {
+		if !hostOK(host) {
+			t.Errorf("the new name's Host %q is refused: names %v", host, node.Names())
+		}
+	}
+	for _, host := range []string{oldName, oldName + ":80", "buddi"} {
+		if hostOK(host) {
+			t.Errorf("the old name's Host %q is still taken: names %v", host, node.Names())
+		}
+	}
+}
