@@ -3,13 +3,15 @@ package permission
 import (
 	"path"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"buddi/core/cmdline"
 )
 
-// This file reads shell command strings, two ways.
+// This file reads shell command strings, two ways, both with core/cmdline's reader.
 //
-// plainWords is the strict reader behind allow rules: it accepts one simple command of
+// plainWords is the strict reader behind allow rules: cmdline.Plain, the same reading the
+// developer plugin's run tool judges and spawns with. It accepts one simple command of
 // words and quotes and nothing a shell reads as more than text, and gives up on anything
 // else, so that an allow rule can only ever match a command whose words are exactly
 // what will run.
@@ -19,78 +21,16 @@ import (
 // shell keywords, after wrappers such as sudo, env, xargs and sh, inside the string a
 // wrapper is given), and says whether it understood the string well enough to be sure
 // that no denied program hides in it. It may find programs that would not run; it must
-// not miss one while claiming to be sure.
+// not miss one while claiming to be sure. It reads words and quotes with cmdline.Reader
+// and gives the characters the reader calls more than text their shell meaning; on a
+// plain command it reads exactly plainWords' words, as one segment.
 
-// plainWords splits cmd into words when it is one plain command: words separated by
-// spaces or tabs, with single and double quotes, and no character a shell reads as more
-// than text ($ ` \ | ; & < > ( ) { } [ ] * ? ~ ! # ^, a newline, a control or non-printing
-// character, invalid UTF-8). Inside single quotes every printable character is text;
-// inside double quotes every one but $ ` \ and !. ok is false for anything else,
-// including an empty command and an unterminated quote.
+// plainWords splits cmd into words when it is one plain command (cmdline.Plain): words
+// separated by spaces or tabs, with single and double quotes, and no character a shell
+// reads as more than text. ok is false for anything else, including an empty command and
+// an unterminated quote.
 func plainWords(cmd string) (words []string, ok bool) {
-	if !utf8.ValidString(cmd) {
-		return nil, false
-	}
-	const (
-		outside = iota
-		single
-		double
-	)
-	state := outside
-	var w strings.Builder
-	inWord := false
-	for _, r := range cmd {
-		if r != ' ' && r != '\t' && !unicode.IsPrint(r) {
-			return nil, false
-		}
-		switch state {
-		case outside:
-			switch {
-			case r == ' ' || r == '\t':
-				if inWord {
-					words = append(words, w.String())
-					w.Reset()
-					inWord = false
-				}
-			case r == '\'':
-				state, inWord = single, true
-			case r == '"':
-				state, inWord = double, true
-			case strings.ContainsRune("$`\\|;&<>(){}[]*?~!#^", r):
-				return nil, false
-			default:
-				w.WriteRune(r)
-				inWord = true
-			}
-		case single:
-			if r == '\'' {
-				state = outside
-			} else if r == '\t' {
-				return nil, false
-			} else {
-				w.WriteRune(r)
-			}
-		case double:
-			switch {
-			case r == '"':
-				state = outside
-			case r == '\t' || strings.ContainsRune("$`\\!", r):
-				return nil, false
-			default:
-				w.WriteRune(r)
-			}
-		}
-	}
-	if state != outside {
-		return nil, false
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	if len(words) == 0 {
-		return nil, false
-	}
-	return words, true
+	return cmdline.Plain(cmd)
 }
 
 // shellWord is one word that scanShell read, with what it cannot know about it.
@@ -120,19 +60,14 @@ type scanResult struct {
 	understood bool
 }
 
-// scanShell reads cmd conservatively, as described at the top of this file.
+// scanShell reads cmd conservatively, as described at the top of this file. The reader
+// gives it text, blanks and quotes as cmdline reads them; what the reader calls more than
+// text, scanShell reads as a shell would.
 func scanShell(cmd string) scanResult {
 	res := scanResult{understood: true}
 	if !utf8.ValidString(cmd) || strings.ContainsRune(cmd, 0) {
 		res.understood = false
 	}
-	rs := []rune(cmd)
-	const (
-		outside = iota
-		single
-		double
-	)
-	state := outside
 	var (
 		cur     []shellWord
 		w       strings.Builder
@@ -141,8 +76,8 @@ func scanShell(cmd string) scanResult {
 		glob    bool
 		bracket bool
 	)
-	add := func(r rune) {
-		w.WriteRune(r)
+	add := func(s string) {
+		w.WriteString(s)
 		inWord = true
 	}
 	endWord := func() {
@@ -159,90 +94,95 @@ func scanShell(cmd string) scanResult {
 			cur = nil
 		}
 	}
-	// dollar handles a $ at rs[i]; it reports how many runes it consumed beyond the $.
-	dollar := func(i int) int {
-		if i+1 < len(rs) && (rs[i+1] == '(' || rs[i+1] == '{') {
+	rd := cmdline.NewReader(cmd)
+	// dollar handles a $ just read.
+	dollar := func() {
+		if r, ok := rd.Peek(); ok && (r == '(' || r == '{') {
 			// $( ) and $(( )) run or compute, ${ } may hold either: the reader cannot
 			// follow their quoting, so it is not sure, and the inside starts a segment.
+			rd.Raw()
 			res.understood = false
 			endSegment()
-			return 1
+			return
 		}
 		expand = true
-		add('$')
-		return 0
+		add("$")
 	}
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch state {
-		case outside:
+	for {
+		tok, ok := rd.Next()
+		if !ok {
+			break
+		}
+		switch tok.Kind {
+		case cmdline.Blank:
+			endWord()
+			continue
+		case cmdline.Open, cmdline.Close:
+			inWord = true
+			continue
+		case cmdline.Text:
+			add(tok.Text)
+			continue
+		}
+		// A character that is more than text where it stands.
+		r := tok.Rune
+		switch tok.Quoting {
+		case cmdline.Unquoted:
 			switch {
-			case r == ' ' || r == '\t':
-				endWord()
 			case strings.ContainsRune("\n;&|()<>", r):
 				endSegment()
 			case r == '{' || r == '}' || r == '`':
 				res.understood = false
 				endSegment()
-			case r == '\'':
-				state, inWord = single, true
-			case r == '"':
-				state, inWord = double, true
 			case r == '\\':
-				if i+1 >= len(rs) {
+				next, ok := rd.Raw()
+				if !ok {
 					res.understood = false
 					continue
 				}
-				i++
-				if rs[i] != '\n' { // a backslash-newline joins lines
-					add(rs[i])
+				if next != "\n" { // a backslash-newline joins lines
+					add(next)
 				}
 			case r == '$':
-				i += dollar(i)
+				dollar()
 			case r == '*' || r == '?':
 				glob = true
-				add(r)
+				add(tok.Text)
 			case r == '[':
 				bracket = true
-				add(r)
+				add(tok.Text)
 			case r == ']':
 				if bracket {
 					glob = true
 				}
-				add(r)
+				add(tok.Text)
 			default:
-				add(r)
+				add(tok.Text)
 			}
-		case single:
-			if r == '\'' {
-				state = outside
-			} else {
-				add(r)
-			}
-		case double:
-			switch {
-			case r == '"':
-				state = outside
-			case r == '\\':
-				if i+1 < len(rs) && strings.ContainsRune("$`\"\\\n", rs[i+1]) {
-					i++
-					if rs[i] != '\n' {
-						add(rs[i])
+		case cmdline.Double:
+			switch r {
+			case '\\':
+				if next, ok := rd.Peek(); ok && strings.ContainsRune("$`\"\\\n", next) {
+					s, _ := rd.Raw()
+					if s != "\n" {
+						add(s)
 					}
 				} else {
-					add(r)
+					add(tok.Text)
 				}
-			case r == '`':
+			case '`':
 				res.understood = false
 				endSegment()
-			case r == '$':
-				i += dollar(i)
+			case '$':
+				dollar()
 			default:
-				add(r)
+				add(tok.Text)
 			}
+		default:
+			add(tok.Text)
 		}
 	}
-	if state != outside {
+	if rd.Quoting() != cmdline.Unquoted {
 		res.understood = false
 	}
 	endSegment()

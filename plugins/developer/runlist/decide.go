@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"buddi/core/cmdline"
 	"buddi/plugins/developer/confine"
 )
 
@@ -240,10 +241,10 @@ func printable(s string) string {
 // decide is Decide before its reason is made printable.
 func decide(in Input) Verdict {
 	var v Verdict
-	res, splitErr := tokenize(in.Command)
+	line, splitErr := cmdline.Split(in.Command)
 	if splitErr == nil {
-		v.Argv = res.argv()
-		v.Plain = res.impure == nil && len(v.Argv) > 0
+		v.Argv = line.Argv
+		v.Plain = line.Plain()
 	}
 	if len(v.Argv) > 0 {
 		v.Program = v.Argv[0]
@@ -291,7 +292,7 @@ func decide(in Input) Verdict {
 		return set(Refused, RuleCwdProtected, "%s: the directory %q is under %q, which is refused even inside a workspace", name, v.Dir, pr)
 	}
 	if splitErr != nil {
-		return set(Refused, RuleUnsplittable, "the command cannot be split into words: %s", strings.TrimPrefix(splitErr.Error(), "runlist: "))
+		return set(Refused, RuleUnsplittable, "the command cannot be split into words: %s", strings.TrimPrefix(splitErr.Error(), "cmdline: "))
 	}
 	if len(v.Argv) == 0 {
 		return set(Refused, RuleEmpty, "the command is empty, so there is nothing to run")
@@ -351,9 +352,8 @@ func decide(in Input) Verdict {
 	}
 	// Run mode.
 	if !v.Plain {
-		im := res.impure
-		v.Word = im.word
-		return set(Gated, RuleNotPlain, "%s: not a plain command: %s", name, im.describe())
+		v.Word = line.Impurity.Word
+		return set(Gated, RuleNotPlain, "%s: not a plain command: %s", name, line.Impurity)
 	}
 	if listed != nil && pathFd == nil {
 		return set(Auto, listed.rule, "%s", listed.reason)

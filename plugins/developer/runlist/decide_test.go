@@ -319,7 +319,10 @@ func TestSplit(t *testing.T) {
 }
 
 // TestPlain checks §5 item 1 character by character: each character it names makes a
-// command not plain, wherever it stands, quoted or not; * and ? are text.
+// command not plain, wherever it stands, quoted or not. The reading is core/cmdline's, the
+// permission engine's too, and stricter than the seed's "* and ? are text here": a
+// wildcard, a comment (#) or a history character (^ !) is text only in quotes, and a
+// first word a shell would read as an assignment or a keyword is not plain.
 func TestPlain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -341,12 +344,23 @@ func TestPlain(t *testing.T) {
 		cmd   string
 		plain bool
 	}{
-		{"find . -name *.go", true},
+		{"find . -name *.go", false},
+		{"find . -name '*.go'", true},
+		{"find . -name a?.go", false},
 		{"find . -name 'a?.go'", true},
 		{"rg -g '!vendor' foo", true},
-		{"grep -n a#b x", true},
+		{`rg -g "!vendor" foo`, false},
+		{"rg -g !vendor foo", false},
+		{"grep -n a#b x", false},
 		{"grep -n '#x' x", true},
-		{`grep -n ""#x x`, true},
+		{`grep -n ""#x x`, false},
+		{"grep -n ^x y", false},
+		{"grep -n '^x' y", true},
+		{"FOO=x ls", false},
+		{"'FOO=x' ls", true},
+		{"ls FOO=x", true},
+		{"time ls", false},
+		{"'time' ls", true},
 		{"echo #x", false},
 		{"echo\t#x", false},
 		{"echo 'a\tb'", false},
