@@ -149,3 +149,7 @@ func (c *Context) Stop(ref *Ref) {
 	}
 	c.sys.stopAsync(ref)
 }
+
+// Sender returns the system's Send, for a goroutine or timer of the actor's
+// that must reach an actor after Receive has returned.
+func (c *Context) Sender() func(to *Ref, msg any) { return c.sys.Send }

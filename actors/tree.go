@@ -283,3 +283,15 @@ func (s *System) props(n *node, gen uint64) *actor.Props {
 	produce := n.produce
 	return actor.PropsFromProducer(func() actor.Actor { return s.newWorker(path, gen, produce) })
 }
+
+// Lookup returns a Ref to the running actor at path, or nil when none runs
+// there.
+func (s *System) Lookup(path string) *Ref {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[path]
+	if n == nil || !n.alive || n.pid == nil {
+		return nil
+	}
+	return &Ref{pid: n.pid, path: n.path}
+}

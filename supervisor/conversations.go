@@ -2,159 +2,321 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"buddi/actors"
 )
 
-// ConversationHost runs turns as actors: one supervisor per open conversation under
-// "conversations", which serialises its turns, and one run actor per run in flight under it,
-// which runs the agent loop. A run's queue job asks the host to run the turn and waits for
-// its answer; a cancelled job context (lease lost, shutdown) or the run actor's stop cancels
-// the loop. The conversation's supervisor leaves the tree when no turn is waiting.
+// ConversationHost delivers a conversation's messages to its actor. Each open conversation is
+// a supervising actor under root/conversations with a mailbox: it takes the turns asked of it
+// (an owner's message, a resume after an approval, an offer taken, a wake: each reaches it as
+// its run's queue job) one at a time, in the order they arrived, and runs each as its child, a
+// run actor running the agent loop. A panic in a run's code is that actor's crash: restarted
+// within RunStrategy's budget, and past it the turn fails with a CrashError while the
+// conversation lives on. A conversation with nothing to do for Idle is passivated: it leaves
+// the tree and costs nothing until its next message builds it again (its state is in the
+// event log and the queue, never only in the actor).
 type ConversationHost struct {
-	sys  *actors.System
-	tree *Tree
+	sys    *actors.System
+	parent *actors.Ref
+	// Idle is how long a conversation waits for its next message before it is passivated.
+	Idle time.Duration
 
-	mu    sync.Mutex
-	convs map[string]*openConversation
-	gen   uint64 // numbers each conversation supervisor, so a new one never meets the old one's name
+	opening sync.Mutex // held while an actor is built
+	mu      sync.Mutex // guards convs
+	convs   map[string]*actors.Ref
 }
 
-type openConversation struct {
-	stop  context.CancelCauseFunc // stops the turn running now; nil between turns
-	run   string                  // the run of the turn running now
-	ref   *actors.Ref
-	turn  chan struct{} // holds a token while a turn runs: one turn at a time
-	users int           // turns running or waiting
-}
+// DefaultIdle is how long an idle conversation actor stays in memory.
+const DefaultIdle = 30 * time.Second
 
-// ConversationStrategy is each conversation supervisor's: a run actor is not restarted (the
-// queue retries the run, by its horizon), so the budget guards the supervisor itself.
-var ConversationStrategy = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 3, Within: time.Minute}}
+// RunStrategy is each conversation's, over its runs: a run whose code panics is restarted
+// (after a backoff) twice within a minute; a third crash fails the turn, contained in the
+// conversation.
+var RunStrategy = actors.Strategy{Kind: actors.OneForOne,
+	Budget: actors.Budget{MaxRestarts: 2, Within: time.Minute, Backoff: 250 * time.Millisecond}, Contain: true}
 
 // NewConversationHost returns a host over the tree's conversations supervisor.
 func NewConversationHost(sys *actors.System, tree *Tree) *ConversationHost {
-	return &ConversationHost{sys: sys, tree: tree, convs: map[string]*openConversation{}}
+	return &ConversationHost{sys: sys, parent: tree.Conversations, Idle: DefaultIdle, convs: map[string]*actors.Ref{}}
 }
 
-// Run runs turn as the run actor runID of conversation, after any turn of the conversation
-// that came first, and returns its error. A panic in turn is its error.
+// CrashError is a turn whose run actor crashed past its restart budget.
+type CrashError struct {
+	Run      string // the run
+	Restarts int    // how often it was restarted before buddi gave up
+	Reason   string // the last crash, with its stack
+}
+
+// Error says the run and its last crash.
+func (e *CrashError) Error() string {
+	return fmt.Sprintf("run %s crashed after %d restarts: %s", e.Run, e.Restarts, e.Reason)
+}
+
+// RunCrashed reports the crash for a caller that does not import this package.
+func (e *CrashError) RunCrashed() (restarts int, reason string) { return e.Restarts, e.Reason }
+
+// errPassivated answers a message that reached a conversation actor as it left the tree.
+var errPassivated = errors.New("the conversation's actor is passivating")
+
+// hostAttempts bounds how often Run reopens a conversation whose actor ended under it.
+const hostAttempts = 4
+
+// Run delivers the turn of run runID to conversation's actor and waits for its end: it runs
+// after the conversation's earlier turns, as the run actor runID, and its error is the turn's.
+// A cancelled ctx (the job's lease lost, buddi stopping) ends the wait and the turn.
 func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error {
-	oc, err := h.open(conversation)
-	if err != nil {
-		return err
-	}
-	defer h.release(conversation, oc)
-	select {
-	case oc.turn <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("wait for the turn before run %s: %w", runID, ctx.Err())
-	}
-	defer func() { <-oc.turn }()
-
-	runCtx, cancelCause := context.WithCancelCause(ctx)
-	cancel := func() { cancelCause(context.Canceled) }
-	defer cancel()
-	h.mu.Lock()
-	oc.stop, oc.run = cancelCause, runID
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		oc.stop, oc.run = nil, ""
-		h.mu.Unlock()
-	}()
-	done := make(chan error, 1)
-	ref, err := h.sys.Spawn(oc.ref, runID, func() actors.Actor {
-		return &runActor{ctx: runCtx, cancel: cancel, turn: turn, done: done}
-	})
-	if err != nil {
-		return fmt.Errorf("start run %s: %w", runID, err)
-	}
-	err = <-done // the loop honours runCtx: a cancelled job or a stopped actor ends it
-	stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer stopCancel()
-	_ = h.sys.Stop(stopCtx, ref)
-	return err
-}
-
-func (h *ConversationHost) open(conversation string) (*openConversation, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	oc, ok := h.convs[conversation]
-	if !ok {
-		// The supervisor of a conversation that just went idle may still be stopping under
-		// its name: each one gets a name of its own.
-		h.gen++
-		ref, err := h.sys.NewSupervisor(h.tree.Conversations, fmt.Sprintf("%s.%d", conversation, h.gen), ConversationStrategy)
+	msg := runTurn{ctx: ctx, runID: runID, turn: turn}
+	var last error
+	for range hostAttempts {
+		ref, err := h.open(ctx, conversation)
 		if err != nil {
-			return nil, fmt.Errorf("open conversation %s: %w", conversation, err)
+			return err
 		}
-		oc = &openConversation{ref: ref, turn: make(chan struct{}, 1)}
-		h.convs[conversation] = oc
+		v, err := h.sys.Request(ctx, ref, msg)
+		if err == nil {
+			res, _ := v.(turnResult)
+			return res.err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("run %s: %w", runID, err)
+		}
+		if !errors.Is(err, actors.ErrNotRunning) && !errors.Is(err, errPassivated) {
+			return fmt.Errorf("run %s: %w", runID, err)
+		}
+		// The actor left the tree (passivated, or stopped past its budget) before the turn
+		// ended: a new one takes it, and the turn picks up where its transcript says.
+		h.drop(conversation, ref)
+		last = err
 	}
-	oc.users++
-	return oc, nil
+	return fmt.Errorf("run %s: the conversation's actor kept ending: %w", runID, last)
 }
 
-func (h *ConversationHost) release(conversation string, oc *openConversation) {
-	h.mu.Lock()
-	oc.users--
-	last := oc.users == 0
-	if last {
-		delete(h.convs, conversation)
-	}
-	h.mu.Unlock()
-	if last {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.sys.Stop(ctx, oc.ref)
-	}
-}
-
-// Stop stops the turn of run runID when it is the one running in conversation: its context
-// is cancelled with cause. It reports false when that run is not running there (it ended, or
+// Stop stops the turn of run runID when it is the one running in conversation: its context is
+// cancelled with cause. It reports false when that run is not running there (it ended, or
 // another turn runs now: a Stop pressed as one turn ends never stops the next).
 func (h *ConversationHost) Stop(conversation, runID string, cause error) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	oc, ok := h.convs[conversation]
-	if !ok || oc.stop == nil || oc.run != runID {
+	ref := h.convs[conversation]
+	h.mu.Unlock()
+	if ref == nil {
 		return false
 	}
-	oc.stop(cause)
-	return true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := h.sys.Request(ctx, ref, stopTurn{runID: runID, cause: cause})
+	stopped, _ := v.(bool)
+	return err == nil && stopped
 }
 
-// runActor runs one turn on its own goroutine (Receive never blocks) and cancels it when
-// the actor stops.
-type runActor struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	turn   func(ctx context.Context) error
-	done   chan error
-	once   sync.Once
-}
-
-func (a *runActor) Receive(c *actors.Context) {
-	switch c.Message().(type) {
-	case actors.Started:
-		a.once.Do(func() {
-			go func() {
-				var err error
-				defer func() {
-					if r := recover(); r != nil {
-						err = fmt.Errorf("the run panicked: %v\n%s", r, debug.Stack())
-					}
-					a.done <- err
-				}()
-				err = a.turn(a.ctx)
-			}()
-		})
-	case actors.Stopping:
-		a.cancel()
+// open returns the conversation's actor, building it when it is not in the tree.
+func (h *ConversationHost) open(ctx context.Context, conversation string) (*actors.Ref, error) {
+	if ref := h.lookup(conversation); ref != nil {
+		return ref, nil
 	}
+	// One opening at a time, so an actor being built is never taken for one on its way out;
+	// the map's own lock stays free for the actors that leave meanwhile.
+	h.opening.Lock()
+	defer h.opening.Unlock()
+	var err error
+	for range hostAttempts {
+		if ref := h.lookup(conversation); ref != nil {
+			return ref, nil
+		}
+		var self atomic.Pointer[actors.Ref]
+		produce := func() actors.Actor {
+			return &conversationActor{idle: h.Idle, gone: func() { h.drop(conversation, self.Load()) }}
+		}
+		var ref *actors.Ref
+		ref, err = h.sys.SpawnSupervisor(h.parent, conversation, RunStrategy, produce)
+		if err == nil {
+			self.Store(ref)
+			h.mu.Lock()
+			h.convs[conversation] = ref
+			h.mu.Unlock()
+			return ref, nil
+		}
+		var taken *actors.NameTakenError
+		if !errors.As(err, &taken) {
+			break
+		}
+		// The conversation's previous actor is still on its way out: wait for it.
+		if old := h.sys.Lookup(taken.Path); old != nil {
+			if serr := h.sys.Stop(ctx, old); serr != nil {
+				return nil, fmt.Errorf("open conversation %s: %w", conversation, serr)
+			}
+		}
+	}
+	return nil, fmt.Errorf("open conversation %s: %w", conversation, err)
+}
+
+func (h *ConversationHost) lookup(conversation string) *actors.Ref {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.convs[conversation]
+}
+
+// drop forgets ref as conversation's actor.
+func (h *ConversationHost) drop(conversation string, ref *actors.Ref) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cur := h.convs[conversation]; ref != nil && cur == ref {
+		delete(h.convs, conversation)
+	}
+}
+
+// Open counts the conversation actors in memory.
+func (h *ConversationHost) Open() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.convs)
+}
+
+// The conversation actor's messages.
+type (
+	// runTurn asks for a turn; the answer is a turnResult once it has ended.
+	runTurn struct {
+		ctx   context.Context
+		runID string
+		turn  func(ctx context.Context) error
+	}
+	turnResult struct{ err error }
+	// stopTurn asks to stop the running turn of runID; the answer says whether it was.
+	stopTurn struct {
+		runID string
+		cause error
+	}
+	// runEnded tells the conversation its run actor's turn returned.
+	runEnded struct {
+		path string
+		err  error
+	}
+	// idleTick tells the conversation it may have been idle for its Idle.
+	idleTick struct{ gen int }
+)
+
+// pendingTurn is a turn the conversation holds: waiting, or running as its child.
+type pendingTurn struct {
+	runTurn
+	reply  *actors.Reply
+	ctx    context.Context         // the turn's: the job's, cancelled by a stop
+	cancel context.CancelCauseFunc // stops the turn with a cause
+	path   string                  // the run actor's, once it runs
+	ref    *actors.Ref
+}
+
+// conversationActor serialises a conversation's turns.
+type conversationActor struct {
+	idle    time.Duration
+	gone    func() // tells the host this actor left the tree
+	queue   []*pendingTurn
+	running *pendingTurn
+	seq     int  // numbers the run actors, so a run's next attempt never meets its last one's name
+	idleGen int  // numbers the idle ticks: only the latest counts
+	leaving bool // passivating: every message is refused, the host builds a new actor
+}
+
+func (a *conversationActor) Receive(c *actors.Context) {
+	switch m := c.Message().(type) {
+	case actors.Started:
+		a.armIdle(c)
+	case runTurn:
+		reply := c.Defer()
+		if a.leaving {
+			reply.Fail(errPassivated)
+			return
+		}
+		ctx, cancel := context.WithCancelCause(m.ctx)
+		a.queue = append(a.queue, &pendingTurn{runTurn: m, reply: reply, ctx: ctx, cancel: cancel})
+		a.next(c)
+	case stopTurn:
+		if a.running != nil && a.running.runID == m.runID {
+			a.running.cancel(m.cause)
+			c.Respond(true)
+			return
+		}
+		c.Respond(false)
+	case runEnded:
+		if a.running == nil || a.running.path != m.path {
+			return
+		}
+		a.finish(c, m.err)
+	case actors.ChildFailed:
+		if a.running == nil || a.running.path != m.Path {
+			return
+		}
+		a.finish(c, &CrashError{Run: a.running.runID, Restarts: m.Restarts, Reason: m.Reason})
+	case idleTick:
+		if m.gen != a.idleGen || a.running != nil || len(a.queue) > 0 {
+			return
+		}
+		a.leaving = true
+		c.Stop(c.Self())
+	case actors.Stopping:
+		a.leaving = true
+		if a.running != nil {
+			a.running.cancel(errors.New("the conversation's actor stopped"))
+		}
+		for _, t := range a.queue {
+			t.cancel(context.Canceled)
+		}
+	case actors.Stopped:
+		if a.gone != nil {
+			a.gone()
+		}
+	}
+}
+
+// finish answers the running turn and starts the next.
+func (a *conversationActor) finish(c *actors.Context, err error) {
+	t := a.running
+	a.running = nil
+	t.cancel(context.Canceled)
+	t.reply.Answer(turnResult{err: err})
+	c.Stop(t.ref)
+	a.next(c)
+}
+
+// next starts the first waiting turn whose caller still waits, when none runs.
+func (a *conversationActor) next(c *actors.Context) {
+	for a.running == nil && len(a.queue) > 0 {
+		t := a.queue[0]
+		a.queue = a.queue[1:]
+		if err := context.Cause(t.ctx); err != nil {
+			t.reply.Fail(err) // its job gave up waiting
+			continue
+		}
+		a.seq++
+		name := fmt.Sprintf("%s.%d", t.runID, a.seq)
+		self := c.Self()
+		ref, err := c.Spawn(name, actors.Go("run "+t.runID, func(actorCtx context.Context) error {
+			// The turn ends with its job (lease lost, buddi stopping), a stop, or its actor.
+			stop := context.AfterFunc(actorCtx, func() { t.cancel(errors.New("the run's actor stopped")) })
+			defer stop()
+			return t.turn(t.ctx)
+		}, actors.Finished(func(rc *actors.Context, err error) {
+			rc.Send(self, runEnded{path: rc.Path(), err: err})
+		})))
+		if err != nil {
+			t.cancel(context.Canceled)
+			t.reply.Fail(fmt.Errorf("start run %s: %w", t.runID, err))
+			continue
+		}
+		t.ref, t.path = ref, ref.Path()
+		a.running = t
+	}
+	if a.running == nil && len(a.queue) == 0 {
+		a.armIdle(c)
+	}
+}
+
+// armIdle schedules the check that passivates the conversation when nothing arrives.
+func (a *conversationActor) armIdle(c *actors.Context) {
+	a.idleGen++
+	gen, self, send := a.idleGen, c.Self(), c.Sender()
+	time.AfterFunc(a.idle, func() { send(self, idleTick{gen: gen}) })
 }

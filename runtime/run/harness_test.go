@@ -87,6 +87,7 @@ type harness struct {
 	qpool    *pgxpool.Pool
 	register func(w *river.Workers) error
 	host     *supervisor.ConversationHost
+	panics   atomic.Int32 // the run's code (its agent catalog) panics this many more times
 }
 
 type syncBuffer struct {
@@ -138,7 +139,12 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	if err := os.WriteFile(filepath.Join(dir, "tester.md"), []byte(agentFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	catalog := func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }
+	catalog := func() (*agents.Catalog, error) {
+		if h.panics.Add(-1) >= 0 {
+			panic("the agent catalog broke")
+		}
+		return agents.Load(agents.Config{AgentsDir: dir})
+	}
 
 	secrets := vault.NewMemory(map[string]string{"MODEL_KEY": providertest.APIKey, "PLANTED": planted})
 	h.vault = secrets

@@ -115,9 +115,22 @@ const JobTimeout = 40 * time.Minute
 func (w *StartWorker) Work(ctx context.Context, job *river.Job[StartArgs]) error {
 	m, err := w.Runner.Pin(ctx, job.Args)
 	if err == nil {
-		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, w.Runner.turn(m))
+		err = w.Runner.host(ctx, m)
 	}
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
+}
+
+// host hands the run's turn to its conversation's actor and waits for its end. A run whose
+// code crashed past its actor's restart budget fails for good, saying so to the owner.
+func (r *Runner) host(ctx context.Context, m Meta) error {
+	err := r.Host.Run(ctx, m.ConversationID, m.RunID, r.turn(m))
+	var crash interface{ RunCrashed() (int, string) }
+	if errors.As(err, &crash) {
+		restarts, _ := crash.RunCrashed()
+		return &Problem{Kind: "crashed", Agent: m.Agent, Err: err, Sentence: fmt.Sprintf(
+			"This turn failed: it crashed %d times in buddi's own code, so buddi stopped retrying it (the details are in the log); send your message again to try once more.", restarts+1)}
+	}
+	return err
 }
 
 // turn is the run's turn as its actor runs it: a turn the owner stopped ends as a
@@ -156,7 +169,7 @@ func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeA
 	}
 	if err == nil {
 		w.Runner.publish(liveResumed(m, job.Args.ActionID))
-		err = w.Runner.Host.Run(ctx, m.ConversationID, m.RunID, w.Runner.turn(m))
+		err = w.Runner.host(ctx, m)
 	}
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
 }

@@ -344,3 +344,42 @@ func TestUngrantedToolIsRefused(t *testing.T) {
 		t.Fatal("the model was not told the tool is not its own")
 	}
 }
+
+// A panic in a run's own code is its run actor's crash: the conversation's actor restarts it
+// and the turn answers; a run that keeps crashing fails with one sentence to the owner, and
+// the conversation answers the next message.
+func TestRunCrashIsRestartedThenGivenUp(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.panics.Store(1)
+	h.model.Script(pt.Text("Fine after all."))
+	sent := h.send("hello")
+	h.await("run.finished", sent.RunID)
+	if h.panics.Load() >= 0 {
+		t.Fatal("the run's code never panicked")
+	}
+	var attempt int
+	if err := h.pool.QueryRow(context.Background(), `SELECT attempt FROM river.river_job WHERE kind = 'run.start' AND args->>'run_id' = $1`, sent.RunID).Scan(&attempt); err != nil {
+		t.Fatal(err)
+	}
+	if attempt != 1 {
+		t.Fatalf("the run's job took %d attempts: the crash went to the queue, not to the run's supervisor", attempt)
+	}
+
+	h.panics.Store(100)
+	crashed := h.send("again")
+	failed := h.await("run.failed", crashed.RunID)
+	var p struct {
+		Class    string
+		Sentence string
+	}
+	if err := json.Unmarshal(failed.Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Class != "permanent" || !strings.Contains(p.Sentence, "crashed 3 times in buddi's own code") || strings.Contains(p.Sentence, "goroutine") {
+		t.Fatalf("run.failed %+v", p)
+	}
+	h.panics.Store(0)
+	h.model.Script(pt.Text("Back."))
+	next := h.send("and now?")
+	h.await("run.finished", next.RunID)
+}

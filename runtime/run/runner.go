@@ -31,7 +31,9 @@ import (
 
 // Host runs a turn as the run actor of its conversation (supervisor.ConversationHost).
 type Host interface {
-	// Run runs turn as run runID of conversation, after the conversation's earlier turns.
+	// Run runs turn as run runID of conversation, after the conversation's earlier turns. A
+	// turn whose code crashed past its actor's restart budget ends with an error that has a
+	// method RunCrashed() (restarts int, reason string).
 	Run(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error
 }
 
