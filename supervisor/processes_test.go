@@ -314,7 +314,10 @@ func TestStoppedElsewhereAndNotRestartable(t *testing.T) {
 	var j journal
 	stopped := stoppedProc{b.start(t, "sh", "-c", "exit 143")}
 	if err := b.host.Adopt(context.Background(), proc.Spec{Workspace: "developer", Name: "web", First: stopped, Record: j.record,
-		Start: func(context.Context) (proc.Proc, error) { t.Error("a stopped process was started again"); return b.spawn() }}); err != nil {
+		Start: func(context.Context) (proc.Proc, error) {
+			t.Error("a stopped process was started again")
+			return b.spawn()
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	actorstest.Eventually(t, "web's actor gone", func() bool { _, ok := b.node("root/workspaces/developer/web"); return !ok })
