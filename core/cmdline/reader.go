@@ -1,19 +1,3 @@
-// Package cmdline reads a command string into the words a program would be given, the one
-// way buddi does it: the permission engine's command(...) rules and the command they
-// match (core/permission), and the developer plugin's run tool, which judges and spawns
-// those words with no shell (plugins/developer/runlist, plugins/developer/spawn).
-//
-// There is no shell. Words are separated by unquoted spaces and tabs; single and double
-// quotes group and are removed; every other character is the character it is, the
-// backslash included. A command is plain when it holds nothing a shell would read as more
-// than text and nothing the reader is unsure of (see [Split]): only a plain command can
-// match an allow rule or run without a card, so that the words judged are exactly the words
-// that run, whether or not a shell ever reads them.
-//
-// [Reader] is the quote and character reader underneath: it says, character by character,
-// what is text, what separates words, where quotes open and close, and what is more than
-// text. [Split] reads words with it strictly; the permission engine's deny-side scanner
-// reads shell syntax with it conservatively.
 package cmdline
 
 import (
@@ -64,21 +48,22 @@ type Token struct {
 	Pos int
 }
 
-// Operators are the characters that a shell reads as more than text and that a plain
+// NeverPlain are the characters that a shell reads as more than text and that a plain
 // command holds nowhere, quoted or not (seed 000 §5 item 1's list; the newline and the
 // other control characters are refused as characters that do not print).
-const Operators = "$`~|;&<>(){}[]\\"
+const NeverPlain = "$`~|;&<>(){}[]\\"
 
-// MoreThanText reports whether r, standing in q, is more than text: one of Operators anywhere; a
-// wildcard (* ?), a comment (#) or a history character (^) outside quotes; ! outside single
-// quotes; a tab inside quotes; NUL, a byte that is not UTF-8 (invalid), and any character
-// but the space that does not print (control and format characters, line breaks, unicode
-// spaces). An unquoted space or tab is not special: it separates words.
+// MoreThanText reports whether r, standing in q, is more than text: one of NeverPlain
+// anywhere; a wildcard (* ?), a comment (#) or a history character (^) outside quotes; !
+// outside single quotes; a tab inside quotes; NUL, a byte that is not UTF-8 (invalid), and
+// any character but the space that does not print (control and format characters, line
+// breaks, unicode spaces). An unquoted space or tab is not more than text: it separates
+// words.
 func MoreThanText(r rune, invalid bool, q Quoting) bool {
 	switch {
 	case invalid || r == 0:
 		return true
-	case strings.ContainsRune(Operators, r):
+	case strings.ContainsRune(NeverPlain, r):
 		return true
 	case r == '!':
 		return q != Single

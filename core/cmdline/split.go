@@ -60,11 +60,11 @@ func (im *Impurity) String() string {
 // character is itself. It fails only when no argument vector can be made: an unterminated
 // quote (ErrUnterminatedQuote) or a NUL byte (ErrNUL). A blank command gives no words.
 //
-// The Line's Impurity is the first of: a character that is more than text where it stands (see MoreThanText), where it stands;
-// a line break between words; a first word that a shell would read as an assignment
-// (NAME=value, unquoted) or as a keyword (if, time, while, …). Quotes make a wildcard, a
-// comment or a history character text, and an assignment or keyword a program name; they
-// do not make the characters of Operators text.
+// The Line's Impurity is the first of: a character that is more than text where it
+// stands (see MoreThanText); a line break between words; a first word that a shell would
+// read as an assignment (NAME=value, unquoted) or as a keyword (if, time, while, …). Quotes
+// make a wildcard, a comment or a history character text, and an assignment or keyword a
+// program name; they do not make the characters of NeverPlain text.
 func Split(s string) (Line, error) {
 	if strings.IndexByte(s, 0) >= 0 {
 		return Line{}, ErrNUL
@@ -151,11 +151,11 @@ func why(tok Token) string {
 	switch {
 	case r == utf8.RuneError && len(tok.Text) == 1:
 		return "is not valid UTF-8"
-	case r == '\n' || r == '\r':
+	case r == '\n':
 		return "ends a command for a shell"
 	case r == '\t':
 		return "is a tab inside quotes, which the card cannot show"
-	case strings.ContainsRune(Operators, r):
+	case strings.ContainsRune(NeverPlain, r):
 		return "is read by a shell as more than text"
 	case r == '*' || r == '?':
 		return "is a wildcard a shell expands into file names (in quotes it is text)"
@@ -170,7 +170,7 @@ func why(tok Token) string {
 }
 
 // keywords are the words a shell reads as its own syntax when they come first (those made
-// of Operators and ! are refused as characters).
+// of NeverPlain and ! are refused as characters).
 var keywords = map[string]bool{
 	"case": true, "coproc": true, "do": true, "done": true, "elif": true, "else": true,
 	"esac": true, "fi": true, "for": true, "function": true, "if": true, "in": true,

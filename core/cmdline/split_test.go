@@ -137,7 +137,7 @@ func TestImpurityString(t *testing.T) {
 // stand.
 func TestMoreThanText(t *testing.T) {
 	t.Parallel()
-	for _, r := range Operators {
+	for _, r := range NeverPlain {
 		for _, q := range []Quoting{Unquoted, Single, Double} {
 			if !MoreThanText(r, false, q) {
 				t.Errorf("%q in quote %d: not special", r, q)
@@ -251,7 +251,7 @@ func TestQuoteAndJoin(t *testing.T) {
 		if err != nil || !slices.Equal(l.Argv, words) {
 			t.Errorf("Split(Join(%q)) = Split(%s): got %q, %v", words, j, l.Argv, err)
 		}
-		wantPlain := !strings.ContainsAny(strings.Join(words, ""), Operators)
+		wantPlain := !strings.ContainsAny(strings.Join(words, ""), NeverPlain)
 		if l.Plain() != wantPlain {
 			t.Errorf("Join(%q) = %s: got plain %v (%v), want %v", words, j, l.Plain(), l.Impurity, wantPlain)
 		}
@@ -267,7 +267,7 @@ func oracle(s string) bool {
 		return true
 	}
 	for _, r := range s {
-		if strings.ContainsRune(Operators, r) || r != ' ' && r != '\t' && !unicode.IsPrint(r) {
+		if strings.ContainsRune(NeverPlain, r) || r != ' ' && r != '\t' && !unicode.IsPrint(r) {
 			return true
 		}
 	}

@@ -17,6 +17,10 @@
 //     plain. Words and quotes, and no character a shell reads as more than text: no $,
 //     backtick, ~, |, ;, &, <, >, (, ), {, }, [, ], newline or backslash. (* and ? are text
 //     here …) Anything else is gated with “not a plain command”."
+//     The reading is core/cmdline's, the one the permission engine's command(...) rules
+//     use, and stricter than the seed's "* and ? are text here": a wildcard (* ?), a
+//     comment (#) or a history character (^ !) is text only in quotes, and a first word a
+//     shell would read as an assignment or a keyword is not plain.
 //   - The table (table.go) and its reader (grammar.go, find.go) are §5 item 2: "Its program
 //     is on the run list, and every flag it is given is in that program's own grammar, and
 //     its operands are of the kind that program takes. A flag that is not in the table is
