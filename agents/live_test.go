@@ -1,0 +1,123 @@
+package agents
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// runLive starts l's watch for the test's duration.
+func runLive(t *testing.T, l *Live) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		_ = l.Close()
+	})
+}
+
+// eventually polls cond until it holds or ten seconds pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A live catalogue parses the files once; an edit, a new agent in a new directory and a
+// removed file each reach the next Load, and each signals Changes.
+func TestLiveFollowsTheFiles(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.owner(t, "a.md", agentFile("a", "@a"))
+	l := NewLive(b.config(), nil)
+	if l.w == nil {
+		t.Fatal("no watch was set")
+	}
+	runLive(t, l)
+	first, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := l.Load(); again != first {
+		t.Fatal("an unchanged catalogue was parsed again")
+	}
+
+	b.owner(t, "a.md", agentFile("a", "@alpha"))
+	<-l.Changes()
+	eventually(t, "the edited handle", func() bool {
+		c, err := l.Load()
+		_, ok := c.ByHandle("@alpha")
+		return err == nil && ok
+	})
+
+	// A directory made after the watch began, with a private skill in it.
+	b.owner(t, "b.md", agentFile("b", "@bee"))
+	b.owner(t, filepath.Join("b", "skills", "notes.md"), skillFile("description: Notes."))
+	eventually(t, "b's private skill", func() bool {
+		c, err := l.Load()
+		if err != nil {
+			return false
+		}
+		a, ok := c.ByID("b")
+		return ok && len(skillNames(a.Loaded)) > 0
+	})
+
+	if err := os.Remove(filepath.Join(b.agentsDir, "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a gone", func() bool {
+		c, err := l.Load()
+		_, ok := c.ByID("a")
+		return err == nil && !ok
+	})
+}
+
+// A directory that does not exist yet is watched from its parent: made later, it is read.
+func TestLiveSeesTheDirectoryAppear(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if err := os.MkdirAll(filepath.Dir(b.agentsDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLive(b.config(), nil)
+	if l.w == nil {
+		t.Fatal("no watch was set")
+	}
+	runLive(t, l)
+	if c, err := l.Load(); err != nil || len(c.All()) != 0 {
+		t.Fatalf("Load = %v, %v; want an empty catalogue", c, err)
+	}
+	b.owner(t, "late.md", agentFile("late", "@late"))
+	eventually(t, "the late agent", func() bool {
+		c, err := l.Load()
+		_, ok := c.ByID("late")
+		return err == nil && ok
+	})
+}
+
+// Without a watch every Load reads the disk.
+func TestLiveWithoutAWatchReadsTheDisk(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agentsDir = filepath.Join(t.TempDir(), "no", "such", "agents")
+	l := NewLive(b.config(), nil)
+	if l.w != nil {
+		t.Fatal("a watch was set on a directory whose parent is missing")
+	}
+	first, _ := l.Load()
+	if second, _ := l.Load(); second == first {
+		t.Fatal("without a watch the catalogue was served from memory")
+	}
+}
