@@ -248,7 +248,10 @@ func (*childFailed) IgnoreDeadLetterLogging() {}
 // ChildFailed tells a supervising actor that its child at Path failed past its
 // budget (Strategy.Contain) and was stopped; Reason is the last failure.
 type ChildFailed struct {
-	Path     string
-	Reason   string
+	// Path is the stopped child's path.
+	Path string
+	// Reason is its last failure, as text.
+	Reason string
+	// Restarts counts its restarts inside the budget's window before it was stopped.
 	Restarts int
 }
