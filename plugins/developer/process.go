@@ -12,52 +12,50 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 
 	"buddi/plugins"
 	"buddi/plugins/developer/runlist"
 	"buddi/plugins/developer/spawn"
+	"buddi/supervisor/proc"
 )
 
 // MaxProcesses is how many long-lived processes one agent may run at once (§4).
 const MaxProcesses = 4
 
-// Proc is a started process as the host supervises it (spawn.Process is one).
-type Proc interface {
-	// Done is closed once the process has exited.
-	Done() <-chan struct{}
-	// Stop ends the process and its group, killing it after grace.
-	Stop(grace time.Duration) error
-}
-
-// ProcessHost supervises long-lived processes: buddi serve's is the actor tree (a
-// supervisor per workspace, an actor per process), so buddi's stop stops them.
+// ProcessHost supervises long-lived processes: buddi serve's is the actor tree's
+// (supervisor.ProcessHost: a supervising actor per workspace, an actor per process that owns
+// it, starts it again after a crash within the workspace's budget, and stops it when it
+// stops), so buddi's stop stops them.
 type ProcessHost interface {
-	// Adopt supervises p as name in agent's workspace.
-	Adopt(ctx context.Context, agent, name string, p Proc) error
-	// Stop stops agent's process name.
+	// Adopt supervises spec.First as spec.Name in spec.Workspace (the agent's); on an error
+	// nothing does, and the caller stops it.
+	Adopt(ctx context.Context, spec proc.Spec) error
+	// Stop stops agent's process name and waits for it to have stopped.
 	Stop(ctx context.Context, agent, name string) error
 	// StopAll stops every process of agent (its workspace changed, or it was removed).
 	StopAll(ctx context.Context, agent string) error
 }
 
 // localHost is the ProcessHost of a plugin given none (tests, the CLI): processes are held
-// here and stopped by Stop and StopAll, with no supervision tree around them.
+// here and stopped by Stop and StopAll, with no supervision tree around them: nothing starts
+// one again.
 type localHost struct {
 	mu    sync.Mutex
-	procs map[string]map[string]Proc
+	procs map[string]map[string]proc.Proc
 }
 
-// Adopt keeps p.
-func (h *localHost) Adopt(_ context.Context, agent, name string, p Proc) error {
+// Adopt keeps spec.First.
+func (h *localHost) Adopt(_ context.Context, spec proc.Spec) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.procs == nil {
-		h.procs = map[string]map[string]Proc{}
+		h.procs = map[string]map[string]proc.Proc{}
 	}
-	if h.procs[agent] == nil {
-		h.procs[agent] = map[string]Proc{}
+	if h.procs[spec.Workspace] == nil {
+		h.procs[spec.Workspace] = map[string]proc.Proc{}
 	}
-	h.procs[agent][name] = p
+	h.procs[spec.Workspace][spec.Name] = spec.First
 	return nil
 }
 
@@ -222,12 +220,12 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	if err != nil {
 		return toolResult(err)
 	}
-	proc, err := spawn.Start(spec, logPath)
+	sp, err := spawn.Start(spec, logPath)
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
 	}
-	startedProcs.Store(logPath, proc)
-	id := proc.Identity()
+	startedProcs.Store(logPath, sp)
+	id := sp.Identity()
 	argv, _ := json.Marshal(c.verdict.Argv)
 	var port *int
 	if a.Port > 0 {
@@ -236,22 +234,210 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	started := t.p.deps.Now().UTC().Truncate(time.Microsecond)
 	sum, err := t.p.store.sealProcess(call.Agent, a.Name, id, c.verdict.Argv, c.verdict.Dir, port, logPath, started)
 	if err != nil {
-		_ = proc.Stop(time.Second)
+		_ = sp.Stop(time.Second)
 		return plugins.Result{}, err
 	}
-	if _, err := t.p.deps.Pool.Exec(ctx, `
+	row := processRow{agent: call.Agent, name: a.Name, argv: c.verdict.Argv, cwd: c.verdict.Dir, port: port, logPath: logPath}
+	if err := t.p.deps.Pool.QueryRow(ctx, `
 		INSERT INTO developer.processes (agent, name, pid, start_time, boot, argv, cwd, port, log_path, started_at, seal)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		call.Agent, a.Name, id.Pid, int64(id.StartTime), id.Boot, string(argv), c.verdict.Dir, port, logPath, started, sum); err != nil {
-		_ = proc.Stop(time.Second)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+		call.Agent, a.Name, id.Pid, int64(id.StartTime), id.Boot, string(argv), c.verdict.Dir, port, logPath, started, sum).Scan(&row.id); err != nil {
+		_ = sp.Stop(time.Second)
 		return plugins.Result{}, fmt.Errorf("developer: record process %s: %w", a.Name, err)
 	}
-	if err := t.p.host.Adopt(ctx, call.Agent, a.Name, proc); err != nil {
-		_ = proc.Stop(time.Second)
-		_, _ = t.p.deps.Pool.Exec(context.WithoutCancel(ctx), `UPDATE developer.processes SET stopped_at = now() WHERE agent = $1 AND name = $2 AND stopped_at IS NULL`, call.Agent, a.Name)
+	if err := t.p.host.Adopt(ctx, t.p.supervised(row, spec, sp)); err != nil {
+		_ = sp.Stop(time.Second)
+		_, _ = t.p.deps.Pool.Exec(context.WithoutCancel(ctx), `UPDATE developer.processes SET stopped_at = now(), state = 'stopped' WHERE id = $1 AND stopped_at IS NULL`, row.id)
 		return plugins.Result{}, err
 	}
 	return plugins.Result{Text: fmt.Sprintf("Started %s (pid %d): %s in %s. Read its output with developer.output {\"name\":%q}.", a.Name, id.Pid, quoteArgv(c.verdict.Argv), c.verdict.Dir, a.Name)}, nil
+}
+
+// supervised is the process first, started from spec and recorded in row, as the host
+// supervises it: after a crash the host starts spec again, recorded in the same row (the
+// owner's approval was to keep it running until it is stopped or buddi stops), and what the
+// host learns is written to the row.
+func (p *plugin) supervised(row processRow, spec spawn.Spec, first *spawn.Process) proc.Spec {
+	out := proc.Spec{Workspace: row.agent, Name: row.name, First: p.owned(row.id, first), Record: p.store.recorder(row.id)}
+	if row.port != nil {
+		out.Port = *row.port
+	}
+	out.Start = func(ctx context.Context) (proc.Proc, error) {
+		if ended, err := p.store.stoppedByOwner(ctx, row.id); err != nil {
+			return nil, err
+		} else if ended {
+			return nil, proc.ErrStopped
+		}
+		sp, err := spawn.Start(spec, row.logPath)
+		if err != nil {
+			return nil, err
+		}
+		startedProcs.Store(row.logPath, sp)
+		if err := p.store.recordRestart(ctx, row, sp.Identity(), p.deps.Now().UTC().Truncate(time.Microsecond)); err != nil {
+			_ = sp.Stop(time.Second)
+			return nil, err
+		}
+		return p.owned(row.id, sp), nil
+	}
+	return out
+}
+
+// owned is a process this buddi started, as the host supervises it: its exit is read from
+// its wait status, and one after a stop recorded in its row is a stop, not a crash.
+func (p *plugin) owned(id int64, sp *spawn.Process) proc.Proc {
+	return ownedProc{Process: sp, stopped: func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ended, err := p.store.stoppedByOwner(ctx, id)
+		return err == nil && ended
+	}}
+}
+
+// ownedProc is a spawn.Process as a proc.Proc.
+type ownedProc struct {
+	*spawn.Process
+	stopped func() bool
+}
+
+// Pid is the process's id.
+func (o ownedProc) Pid() int { return o.Identity().Pid }
+
+// Exit says how it ended: nil for status 0, proc.ErrStopped when its row says it was
+// stopped, else its status or signal.
+func (o ownedProc) Exit() error {
+	e := o.Process.Exit()
+	switch {
+	case e.Code == 0 && e.Signal == 0:
+		return nil
+	case o.stopped():
+		return proc.ErrStopped
+	case e.Signal != 0:
+		return fmt.Errorf("was ended by %s", unix.SignalName(e.Signal))
+	default:
+		return fmt.Errorf("exited with status %d", e.Code)
+	}
+}
+
+// AdoptSurvivors gives host every process recorded as running that a buddi before this one
+// started and did not stop (it was killed, or crashed): buddi serve calls it once at start,
+// before anything can start a process. Each row's seal and recorded identity decide: a
+// process that still runs with the pid, start time and boot recorded (so not a stranger
+// behind a recycled pid) gets an actor, which watches it and stops it on a stop; it cannot
+// be started again (nothing of what spawned it is left), so its end is final. A row whose
+// process is gone is recorded as exited; one whose seal does not check is left alone and
+// never signalled. It returns how many it adopted.
+func (s *Store) AdoptSurvivors(ctx context.Context, host ProcessHost) (int, error) {
+	list, err := s.processes(ctx, "", "", false)
+	if err != nil {
+		return 0, err
+	}
+	adopted := 0
+	for _, p := range list {
+		if !p.Running {
+			if err := s.endUnowned(ctx, p.ID, p.Name+" was no longer running when buddi started again."); err != nil {
+				return adopted, err
+			}
+			continue
+		}
+		w, err := watchSurvivor(p.ident)
+		if err != nil {
+			if err := s.endUnowned(ctx, p.ID, p.Name+" was no longer running when buddi started again."); err != nil {
+				return adopted, err
+			}
+			continue
+		}
+		spec := proc.Spec{Workspace: p.Agent, Name: p.Name, First: w, Record: s.recorder(p.ID)}
+		if p.Port != nil {
+			spec.Port = *p.Port
+		}
+		if err := host.Adopt(ctx, spec); err != nil {
+			// Unowned, it would outlive every stop: stop it now.
+			stopErr := w.Stop(5 * time.Second)
+			if err := s.endUnowned(ctx, p.ID, fmt.Sprintf("buddi stopped %s when it started again, as it could not supervise it (%v).", p.Name, err)); err != nil {
+				return adopted, err
+			}
+			if stopErr != nil {
+				return adopted, fmt.Errorf("developer: stop %s, which could not be adopted: %w", p.Name, stopErr)
+			}
+			continue
+		}
+		adopted++
+	}
+	return adopted, nil
+}
+
+// survivor is a process a previous buddi started, watched through a pidfd (it is not this
+// buddi's child, so it has no wait status to read).
+type survivor struct {
+	id   spawn.Identity
+	done chan struct{}
+}
+
+// errGone is a survivor that ended before it was watched.
+var errGone = errors.New("developer: the process is no longer running")
+
+// watchSurvivor watches id's process, checked after the pidfd is open (so the pidfd names
+// that very process: start times only grow).
+func watchSurvivor(id spawn.Identity) (*survivor, error) {
+	pfd, err := unix.PidfdOpen(id.Pid, 0)
+	switch {
+	case err == nil:
+	case err == unix.ESRCH:
+		return nil, errGone
+	case err == unix.ENOSYS || err == unix.EPERM:
+		pfd = -1 // polled instead
+	default:
+		return nil, fmt.Errorf("developer: watch %v: %w", id, err)
+	}
+	if !spawn.Alive(id) {
+		if pfd >= 0 {
+			_ = unix.Close(pfd)
+		}
+		return nil, errGone
+	}
+	s := &survivor{id: id, done: make(chan struct{})}
+	go s.wait(pfd)
+	return s, nil
+}
+
+// wait closes done once the process has exited.
+func (s *survivor) wait(pfd int) {
+	defer close(s.done)
+	if pfd >= 0 {
+		defer unix.Close(pfd)
+		fds := []unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, -1)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == nil && n > 0 {
+				return
+			}
+			break // poll failed: fall back to polling its identity
+		}
+	}
+	for spawn.Alive(s.id) {
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// Pid is the process's id.
+func (s *survivor) Pid() int { return s.id.Pid }
+
+// Done is closed once it has exited.
+func (s *survivor) Done() <-chan struct{} { return s.done }
+
+// Exit is nil: how it ended is its parent's to know, and buddi no longer is.
+func (s *survivor) Exit() error { return nil }
+
+// Stop stops it and its group, by its identity (a recycled pid is never signalled).
+func (s *survivor) Stop(grace time.Duration) error {
+	if err := spawn.Stop(s.id, grace); err != nil && !errors.Is(err, spawn.ErrStale) {
+		return err
+	}
+	<-s.done
+	return nil
 }
 
 // startedProcs holds the processes this buddi started, by log path (one per agent and
@@ -295,10 +481,11 @@ func (p *plugin) logDir() string {
 	return filepath.Join(base, "developer", "logs")
 }
 
-// sweepExited marks rows whose process is no longer the one recorded (it exited, or the
-// machine rebooted and the pid is someone else's) as stopped.
+// sweepExited marks running rows whose process is no longer the one recorded (it exited, or
+// the machine rebooted and the pid is someone else's) as exited. A row waiting to be started
+// again after a crash is its actor's to keep.
 func (p *plugin) sweepExited(ctx context.Context) error {
-	rows, err := p.deps.Pool.Query(ctx, `SELECT id, pid, start_time, boot FROM developer.processes WHERE stopped_at IS NULL`)
+	rows, err := p.deps.Pool.Query(ctx, `SELECT id, pid, start_time, boot FROM developer.processes WHERE stopped_at IS NULL AND state = 'running'`)
 	if err != nil {
 		return fmt.Errorf("developer: list processes: %w", err)
 	}
@@ -318,7 +505,7 @@ func (p *plugin) sweepExited(ctx context.Context) error {
 	}
 	for _, x := range live {
 		if !spawn.Alive(x.ident) {
-			if _, err := p.deps.Pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now() WHERE id = $1`, x.id); err != nil {
+			if _, err := p.deps.Pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now(), state = 'exited' WHERE id = $1 AND stopped_at IS NULL`, x.id); err != nil {
 				return fmt.Errorf("developer: mark process %d stopped: %w", x.id, err)
 			}
 		}
@@ -328,20 +515,20 @@ func (p *plugin) sweepExited(ctx context.Context) error {
 
 // stopAllProcesses stops every process of agent and records them stopped.
 func (p *plugin) stopAllProcesses(ctx context.Context, agent string) error {
-	if _, err := p.deps.Pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now() WHERE agent = $1 AND stopped_at IS NULL`, agent); err != nil {
+	if _, err := p.deps.Pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now(), state = 'stopped' WHERE agent = $1 AND stopped_at IS NULL`, agent); err != nil {
 		return fmt.Errorf("developer: stop %s's processes: %w", agent, err)
 	}
 	return p.host.StopAll(ctx, agent)
 }
 
-// lastProcess finds agent's latest process named name.
-func (p *plugin) lastProcess(ctx context.Context, agent, name string) (logPath string, ident spawn.Identity, err error) {
+// lastProcess finds agent's latest process named name, with what its row says of it.
+func (p *plugin) lastProcess(ctx context.Context, agent, name string) (logPath string, ident spawn.Identity, state string, err error) {
 	var st int64
 	err = p.deps.Pool.QueryRow(ctx, `
-		SELECT log_path, pid, start_time, boot FROM developer.processes
-		WHERE agent = $1 AND name = $2 ORDER BY id DESC LIMIT 1`, agent, name).Scan(&logPath, &ident.Pid, &st, &ident.Boot)
+		SELECT log_path, pid, start_time, boot, state FROM developer.processes
+		WHERE agent = $1 AND name = $2 ORDER BY id DESC LIMIT 1`, agent, name).Scan(&logPath, &ident.Pid, &st, &ident.Boot, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ident, refusef("%s has no process named %q.", agent, name)
+		return "", ident, "", refusef("%s has no process named %q.", agent, name)
 	}
 	ident.StartTime = uint64(st)
 	// The log is where developer.start writes it, whatever the row says: a path written into
@@ -349,9 +536,9 @@ func (p *plugin) lastProcess(ctx context.Context, agent, name string) (logPath s
 	if want := filepath.Join(p.logDir(), agent+"."+name+".log"); err == nil && logPath != want {
 		why := fmt.Sprintf("its log path %s is not where buddi writes the process's log", logPath)
 		p.store.refuse(ctx, "process", agent+"/"+name, why, "stop it on Settings → Developer; nothing was read")
-		return "", ident, refusef("The record of process %q is not one buddi wrote (%s); nothing was read.", name, why)
+		return "", ident, "", refusef("The record of process %q is not one buddi wrote (%s); nothing was read.", name, why)
 	}
-	return logPath, ident, err
+	return logPath, ident, state, err
 }
 
 // nameArgs are developer.output's and developer.stop's arguments.
@@ -398,7 +585,7 @@ func (t *outputTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.
 	if err := decodeArgs(call.Args, &a); err != nil {
 		return toolResult(err)
 	}
-	logPath, ident, err := t.p.lastProcess(ctx, call.Agent, a.Name)
+	logPath, ident, recorded, err := t.p.lastProcess(ctx, call.Agent, a.Name)
 	if err != nil {
 		return toolResult(err)
 	}
@@ -407,8 +594,14 @@ func (t *outputTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.
 		return toolResult(refusef("The output of %s cannot be read: %v", a.Name, err))
 	}
 	state, note := "running", ""
-	if !spawn.Alive(ident) {
+	switch {
+	case recorded == stateRestarting:
+		state = "restarting after a crash"
+	case !spawn.Alive(ident):
 		state = "exited"
+		if recorded == stateGaveUp {
+			state = "stopped: it kept crashing, and buddi gave up starting it again"
+		}
 		if n := quarantineNote(logPath, 10*time.Second); n != "" {
 			note = n + "\n"
 		}
@@ -452,7 +645,7 @@ func (t *stopTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.En
 	if err := decodeArgs(call.Args, &a); err != nil {
 		return toolResult(err)
 	}
-	tag, err := t.p.deps.Pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now() WHERE agent = $1 AND name = $2 AND stopped_at IS NULL`, call.Agent, a.Name)
+	tag, err := t.p.deps.Pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now(), state = 'stopped' WHERE agent = $1 AND name = $2 AND stopped_at IS NULL`, call.Agent, a.Name)
 	if err != nil {
 		return plugins.Result{}, fmt.Errorf("developer: stop %s: %w", a.Name, err)
 	}
