@@ -114,6 +114,9 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		}
 		ok, err := validSession(r, s.deps.Pool, s.deps.Seal, "")
 		if err != nil {
+			if slow(w, r, err) {
+				return
+			}
 			writeError(w, http.StatusServiceUnavailable, "the session could not be checked: the database is not answering")
 			return
 		}

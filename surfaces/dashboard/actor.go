@@ -10,19 +10,6 @@ import (
 	"buddi/actors"
 )
 
-// serveEnded tells the actor its server stopped on its own.
-type serveEnded struct{ err error }
-
-// actor owns the listener and the HTTP server. It takes the listener bound at start (so a
-// port in use fails buddi serve at once); after a restart it binds the address again.
-type actor struct {
-	sys    *actors.System
-	addr   string
-	first  net.Listener
-	newSrv func() Servable
-	srv    Servable
-}
-
 // Servable is an HTTP server an actor owns: the dashboard's, or the previews'.
 type Servable interface {
 	// Serve answers on l until Shutdown, and returns nil after one.
@@ -31,48 +18,46 @@ type Servable interface {
 	Shutdown(ctx context.Context) error
 }
 
+// shutdownWait bounds a server's shutdown when its actor stops.
+const shutdownWait = 5 * time.Second
+
 // Actor returns the producer of the actor that owns a listener and its server (the
-// dashboard's, the previews'). first is the listener bound at start.
-func Actor(sys *actors.System, first net.Listener, newSrv func() Servable) func() actors.Actor {
+// dashboard's, the previews'). first is the listener bound at start (so a port in use fails
+// buddi serve at once); after a restart the actor binds the address again. A server that
+// stops on its own fails the actor.
+func Actor(first net.Listener, newSrv func() Servable) func() actors.Actor {
 	addr := first.Addr().String()
 	var mu sync.Mutex
-	return func() actors.Actor {
+	take := func() (net.Listener, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		a := &actor{sys: sys, addr: addr, newSrv: newSrv, first: first}
-		first = nil // only the first incarnation gets the pre-bound listener
-		return a
+		if l := first; l != nil {
+			first = nil // only the first incarnation gets the pre-bound listener
+			return l, nil
+		}
+		return Listen(addr)
 	}
-}
-
-func (a *actor) Receive(c *actors.Context) {
-	switch m := c.Message().(type) {
-	case actors.Started:
-		l := a.first
-		if l == nil {
-			var err error
-			if l, err = Listen(a.addr); err != nil {
-				panic(err)
+	return actors.Go("server on "+addr, func(ctx context.Context) error {
+		l, err := take()
+		if err != nil {
+			return err
+		}
+		srv := newSrv()
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(l) }()
+		select {
+		case err := <-served:
+			if err == nil {
+				return fmt.Errorf("server on %s stopped without an error", addr)
 			}
-		}
-		a.srv = a.newSrv()
-		srv, self := a.srv, c.Self()
-		go func() {
-			if err := srv.Serve(l); err != nil {
-				a.sys.Send(self, serveEnded{err: err})
+			return fmt.Errorf("server on %s stopped: %w", addr, err)
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				return fmt.Errorf("server on %s: shutdown: %w", addr, err)
 			}
-		}()
-	case serveEnded:
-		panic(fmt.Sprintf("server on %s stopped: %v", a.addr, m.err))
-	case actors.Drain, actors.Stopping, actors.Restarting:
-		if a.srv == nil {
-			return
+			return nil
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := a.srv.Shutdown(ctx); err != nil {
-			c.Log().Warn("server shutdown", "addr", a.addr, "err", err)
-		}
-		a.srv = nil
-	}
+	})
 }

@@ -99,7 +99,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 	case b.Agent == "" && b.ConversationID != "":
 		conv, err := s.deps.Chat.Conversations.Get(r.Context(), b.ConversationID)
 		if err != nil {
-			s.failConversation(w, err)
+			s.failConversation(w, r, err)
 			return
 		}
 		a, ok = cat.ByID(conv.Agent)
@@ -119,7 +119,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		ConversationID: b.ConversationID, Resume: b.Resume, New: b.New, Agent: a.ID, Surface: b.Surface, Text: b.Text, Rollover: a.Rollover(),
 	}, s.deps.Chat.Start(b.Surface))
 	if err != nil {
-		s.failConversation(w, err)
+		s.failConversation(w, r, err)
 		return
 	}
 	if sent.Joined && s.deps.Chat.Live != nil {
@@ -129,7 +129,10 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		"ended": sent.Ended, "agent": agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles}})
 }
 
-func (s *Server) failConversation(w http.ResponseWriter, err error) {
+func (s *Server) failConversation(w http.ResponseWriter, r *http.Request, err error) {
+	if slow(w, r, err) {
+		return
+	}
 	switch {
 	case errors.Is(err, conversation.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no such conversation: `buddi chat --last` resumes the latest")
@@ -153,7 +156,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 	}
 	convs, err := s.deps.Chat.Conversations.List(r.Context(), agent, limit)
 	if err != nil {
-		s.failConversation(w, err)
+		s.failConversation(w, r, err)
 		return
 	}
 	if convs == nil {
@@ -165,12 +168,12 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 	conv, err := s.deps.Chat.Conversations.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.failConversation(w, err)
+		s.failConversation(w, r, err)
 		return
 	}
 	entries, err := s.deps.Chat.Conversations.Transcript(r.Context(), conv.ID)
 	if err != nil {
-		s.failConversation(w, err)
+		s.failConversation(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"conversation": conv, "transcript": entries})
@@ -188,7 +191,7 @@ var upgrader = websocket.Upgrader{
 func (s *Server) liveConversation(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.deps.Chat.Conversations.Get(r.Context(), id); err != nil {
-		s.failConversation(w, err)
+		s.failConversation(w, r, err)
 		return
 	}
 	s.mu.Lock()
@@ -259,7 +262,7 @@ func (s *Server) takeOffer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.failConversation(w, err)
+		s.failConversation(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"conversation": sent.Conversation, "run_id": sent.RunID, "joined": sent.Joined})

@@ -68,7 +68,10 @@ func pathID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	return id, true
 }
 
-func (s *Server) answer(w http.ResponseWriter, err error, ok any) {
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, ok any) {
+	if err != nil && slow(w, r, err) {
+		return
+	}
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, ok)
@@ -82,24 +85,24 @@ func (s *Server) answer(w http.ResponseWriter, err error, ok any) {
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	jobs, err := s.deps.Jobs.Failed(r.Context(), r.URL.Query().Get("all") == "1")
-	s.answer(w, err, jobs)
+	s.answer(w, r, err, jobs)
 }
 
 func (s *Server) retryJob(w http.ResponseWriter, r *http.Request) {
 	if id, ok := pathID(w, r); ok {
-		s.answer(w, s.deps.Jobs.Retry(r.Context(), id), map[string]any{"retried": id})
+		s.answer(w, r, s.deps.Jobs.Retry(r.Context(), id), map[string]any{"retried": id})
 	}
 }
 
 func (s *Server) dismissJob(w http.ResponseWriter, r *http.Request) {
 	if id, ok := pathID(w, r); ok {
-		s.answer(w, s.deps.Jobs.Dismiss(r.Context(), id), map[string]any{"dismissed": id})
+		s.answer(w, r, s.deps.Jobs.Dismiss(r.Context(), id), map[string]any{"dismissed": id})
 	}
 }
 
 func (s *Server) developerSettings(w http.ResponseWriter, r *http.Request) {
 	v, err := s.deps.Developer.Settings(r.Context())
-	s.answer(w, err, v)
+	s.answer(w, r, err, v)
 }
 
 func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +110,7 @@ func (s *Server) setMode(w http.ResponseWriter, r *http.Request) {
 		Mode string `json:"mode"`
 	}
 	if decodeBody(w, r, &b) {
-		s.answer(w, s.deps.Developer.SetMode(r.Context(), r.PathValue("agent"), b.Mode), map[string]any{"agent": r.PathValue("agent"), "mode": b.Mode})
+		s.answer(w, r, s.deps.Developer.SetMode(r.Context(), r.PathValue("agent"), b.Mode), map[string]any{"agent": r.PathValue("agent"), "mode": b.Mode})
 	}
 }
 
@@ -122,21 +125,21 @@ func (s *Server) setTailnetPreviews(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `say {"previews": true} or {"previews": false}`)
 		return
 	}
-	s.answer(w, s.deps.Developer.SetTailnetPreviews(r.Context(), *b.Previews), map[string]any{"previews": *b.Previews})
+	s.answer(w, r, s.deps.Developer.SetTailnetPreviews(r.Context(), *b.Previews), map[string]any{"previews": *b.Previews})
 }
 
 func (s *Server) stopProcess(w http.ResponseWriter, r *http.Request) {
-	s.answer(w, s.deps.Developer.StopProcess(r.Context(), r.PathValue("agent"), r.PathValue("name")), map[string]any{"stopped": r.PathValue("name")})
+	s.answer(w, r, s.deps.Developer.StopProcess(r.Context(), r.PathValue("agent"), r.PathValue("name")), map[string]any{"stopped": r.PathValue("name")})
 }
 
 func (s *Server) stopAll(w http.ResponseWriter, r *http.Request) {
 	n, err := s.deps.Developer.StopAll(r.Context())
-	s.answer(w, err, map[string]any{"stopped": n})
+	s.answer(w, r, err, map[string]any{"stopped": n})
 }
 
 func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	if id, ok := pathID(w, r); ok {
-		s.answer(w, s.deps.Developer.Forget(r.Context(), id), map[string]any{"forgotten": id})
+		s.answer(w, r, s.deps.Developer.Forget(r.Context(), id), map[string]any{"forgotten": id})
 	}
 }
 
@@ -149,7 +152,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	if evs == nil {
 		evs = []eventlog.Event{}
 	}
-	s.answer(w, err, map[string]any{"events": evs})
+	s.answer(w, r, err, map[string]any{"events": evs})
 }
 
 // attention is the agent rail (seed 004, "The attention model"): per agent, the pending
@@ -164,7 +167,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 	rows, err := s.deps.Pool.Query(r.Context(), `SELECT a.agent, count(*) FROM core.actions a
 		JOIN core.approvals p ON p.action_id = a.id WHERE p.state = 'pending' GROUP BY a.agent`)
 	if err != nil {
-		s.answer(w, err, nil)
+		s.answer(w, r, err, nil)
 		return
 	}
 	for rows.Next() {
@@ -172,7 +175,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 		var n int
 		if err := rows.Scan(&a, &n); err != nil {
 			rows.Close()
-			s.answer(w, err, nil)
+			s.answer(w, r, err, nil)
 			return
 		}
 		pending[a] = n
@@ -180,7 +183,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 	rows.Close()
 	held, err := s.deps.Chat.Conversations.HeldQuestions(r.Context())
 	if err != nil {
-		s.answer(w, err, nil)
+		s.answer(w, r, err, nil)
 		return
 	}
 	type rail struct {
@@ -211,7 +214,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "nothing is running in this conversation (a turn that waits on a card stops when you reject the card)")
 		return
 	}
-	s.answer(w, err, map[string]any{"stopping": r.PathValue("id")})
+	s.answer(w, r, err, map[string]any{"stopping": r.PathValue("id")})
 }
 
 // ErrNothingToStop means no turn is running in the conversation.
@@ -327,7 +330,7 @@ type Artifacts interface {
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	mediaType, data, err := s.deps.Artifacts.Open(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.answer(w, err, nil)
+		s.answer(w, r, err, nil)
 		return
 	}
 	switch mediaType {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/executor"
@@ -78,7 +79,13 @@ type Deps struct {
 	// Tailnet, when set, makes this the dashboard as served on the tailnet node: the caller's
 	// tailnet login is the credential (tailnetGate) instead of the loopback binding.
 	Tailnet *Tailnet
+	// RequestTimeout bounds every request but a websocket, its credential's check included,
+	// so a database that hangs gets the owner an answer, not a wait. Default 15 s.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout bounds a request when Deps.RequestTimeout is zero.
+const DefaultRequestTimeout = 15 * time.Second
 
 // Server serves the dashboard's routes on one listener.
 type Server struct {
@@ -154,6 +161,7 @@ func NewServer(deps Deps) *Server {
 	if deps.Tailnet != nil {
 		handler = s.tailnetGate(mux)
 	}
+	handler = s.deadline(handler)
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -185,6 +193,36 @@ func (s *Server) WriteRoutes() []string { return append([]string(nil), s.writes.
 // the dashboard is remote.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"csrf_header": CSRFHeader, "remote": s.deps.Remote || s.deps.Tailnet != nil})
+}
+
+// deadline gives every request but a websocket the request timeout.
+func (s *Server) deadline(next http.Handler) http.Handler {
+	limit := s.deps.RequestTimeout
+	if limit <= 0 {
+		limit = DefaultRequestTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if websocket.IsWebSocketUpgrade(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithTimeoutCause(r.Context(), limit, errTooSlow)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// errTooSlow is the cause of a request that ran out of its time.
+var errTooSlow = errors.New("the database did not answer in time")
+
+// slow reports whether err is a request that ran out of its time, and answers it: 503, with
+// nothing changed (every write is one transaction, rolled back).
+func slow(w http.ResponseWriter, r *http.Request, err error) bool {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(r.Context()), errTooSlow) {
+		return false
+	}
+	writeError(w, http.StatusServiceUnavailable, "the database did not answer in time, so nothing was changed: try again in a moment (`buddi doctor` checks it)")
+	return true
 }
 
 // Handler is the routes, for tests that serve them with httptest.
