@@ -84,45 +84,54 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	}
 	out := e.run(ctx, call, &rec.Envelope)
 	// The effect has happened (or may have): what follows must be recorded even when the
-	// job's context is cancelled now.
-	wctx := context.WithoutCancel(ctx)
+	// job's context is cancelled now, and held until the database takes it.
 	state := action.State(out.Status)
 	reason := ""
 	if out.Err != nil {
 		reason = text.FirstLine(out.Err.Error())
 	}
 	var final action.Record
-	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
-		// Lock the approval before the attempt, in the order claim takes them.
-		var current action.State
-		if err := tx.QueryRow(wctx, `SELECT state FROM core.approvals WHERE action_id = $1 FOR UPDATE`, rec.ID).Scan(&current); err != nil {
-			return fmt.Errorf("record outcome of %s: %w", rec.ID, err)
-		}
-		if err := finishAttempt(wctx, tx, attempt, state, reason); err != nil {
-			return err
-		}
-		if err := e.recordResult(wctx, tx, call, rec.ID, out); err != nil {
-			return err
-		}
-		switch {
-		case current == action.Executing:
-			if _, err := action.Transition(wctx, tx, rec.ID, current, state, reason, mustJSON(out.Result)); err != nil {
+	err = e.persist(ctx, fmt.Sprintf("the outcome of action %s (%s)", rec.ID, rec.Tool), func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			if err := e.recordOutcome(ctx, tx, rec, call, attempt, state, reason, out); err != nil {
 				return err
 			}
-		case current == action.Unknown && state != action.Unknown:
-			// A rerun took this execution for dead and marked it unknown; the outcome it
-			// could not know has arrived, so the record tells what happened.
-			reason = strings.TrimPrefix(reason+"; the outcome arrived after the action was marked unknown", "; ")
-			if _, err := action.Transition(wctx, tx, rec.ID, current, state, reason, mustJSON(out.Result)); err != nil {
-				return err
-			}
-		default:
-			e.log.Warn("an outcome arrived for an action in another state; kept in the ledger only", "action", rec.ID, "state", current, "outcome", state)
-		}
-		final, err = action.Get(wctx, tx, rec.ID)
-		return err
+			var err error
+			final, err = action.Get(ctx, tx, rec.ID)
+			return err
+		})
 	})
 	return final, err
+}
+
+// recordOutcome writes how the dispatched attempt of rec ended: the ledger, the tool.result
+// event and the approval's state. Written again after a commit whose answer was lost, it
+// finds the attempt ended and changes nothing.
+func (e *Executor) recordOutcome(ctx context.Context, tx pgx.Tx, rec action.Record, call plugins.Call, attempt int64, state action.State, reason string, out registry.Outcome) error {
+	// Lock the approval before the attempt, in the order claim takes them.
+	var current action.State
+	if err := tx.QueryRow(ctx, `SELECT state FROM core.approvals WHERE action_id = $1 FOR UPDATE`, rec.ID).Scan(&current); err != nil {
+		return fmt.Errorf("record outcome of %s: %w", rec.ID, err)
+	}
+	if finished, err := finishAttempt(ctx, tx, attempt, state, reason); err != nil || !finished {
+		return err
+	}
+	if err := e.recordResult(ctx, tx, call, rec.ID, out); err != nil {
+		return err
+	}
+	switch {
+	case current == action.Executing:
+		_, err := action.Transition(ctx, tx, rec.ID, current, state, reason, mustJSON(out.Result))
+		return err
+	case current == action.Unknown && state != action.Unknown:
+		// A rerun took this execution for dead and marked it unknown; the outcome it
+		// could not know has arrived, so the record tells what happened.
+		reason = strings.TrimPrefix(reason+"; the outcome arrived after the action was marked unknown", "; ")
+		_, err := action.Transition(ctx, tx, rec.ID, current, state, reason, mustJSON(out.Result))
+		return err
+	}
+	e.log.Warn("an outcome arrived for an action in another state; kept in the ledger only", "action", rec.ID, "state", current, "outcome", state)
+	return nil
 }
 
 // claim moves the approval to executing. An approval already executing is claimed again

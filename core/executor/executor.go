@@ -51,6 +51,17 @@ type Executor struct {
 	// with it and checked before dispatch. The zero key gates nothing through: a gated call
 	// cannot become an action and nothing approved executes.
 	Seal seal.Key
+	// OutcomeWait bounds how long the outcome of a dispatched effect is held in memory while
+	// the database cannot take it: the write is retried with backoff until the database
+	// answers, this has passed, or the caller's context ends. Default 2 minutes.
+	OutcomeWait time.Duration
+
+	// attemptTimeout bounds one write of an outcome (a stopped server answers nothing);
+	// default 10 s. Tests shorten it.
+	attemptTimeout time.Duration
+	// onRetry, when set, is told of each write of an outcome that failed and is retried: a
+	// signal for tests.
+	onRetry func(what string, err error)
 }
 
 // scrubbed is an error whose text has had the secrets taken out; the cause stays reachable.
@@ -181,16 +192,17 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 		return Proposed{}, err
 	}
 	out := e.run(ctx, call, nil)
-	wctx := context.WithoutCancel(ctx)
 	reason := ""
 	if out.Err != nil {
 		reason = text.FirstLine(out.Err.Error())
 	}
-	err = pgx.BeginFunc(wctx, e.pool, func(tx pgx.Tx) error {
-		if err := finishAttempt(wctx, tx, attempt, action.State(out.Status), reason); err != nil {
-			return err
-		}
-		return e.recordResult(wctx, tx, call, "", out)
+	err = e.persist(ctx, fmt.Sprintf("the outcome of %s (call %s of run %s)", call.Tool, call.CallID, call.RunID), func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			if finished, err := finishAttempt(ctx, tx, attempt, action.State(out.Status), reason); err != nil || !finished {
+				return err
+			}
+			return e.recordResult(ctx, tx, call, "", out)
+		})
 	})
 	if err != nil {
 		return Proposed{}, err

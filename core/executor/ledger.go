@@ -50,15 +50,26 @@ func recordDirectAttempt(ctx context.Context, pool *pgxpool.Pool, call plugins.C
 }
 
 // finishAttempt records how a dispatched attempt ended, also over an unknown that a rerun
-// wrote while the outcome was still on its way.
-func finishAttempt(ctx context.Context, tx pgx.Tx, id int64, state action.State, errText string) error {
-	_, err := tx.Exec(ctx, `
+// wrote while the outcome was still on its way. It reports false when the attempt had ended
+// already: an earlier write of this outcome was committed although its answer was lost.
+func finishAttempt(ctx context.Context, tx pgx.Tx, id int64, state action.State, errText string) (bool, error) {
+	tag, err := tx.Exec(ctx, `
 		UPDATE core.effect_attempts SET state = $2, error = $3, finished_at = now()
 		WHERE id = $1 AND state IN ('dispatched', 'unknown')`, id, string(state), redact.Storable(errText))
 	if err != nil {
-		return fmt.Errorf("ledger: finish attempt %d: %w", id, err)
+		return false, fmt.Errorf("ledger: finish attempt %d: %w", id, err)
 	}
-	return nil
+	if tag.RowsAffected() > 0 {
+		return true, nil
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.effect_attempts WHERE id = $1)`, id).Scan(&exists); err != nil {
+		return false, fmt.Errorf("ledger: finish attempt %d: %w", id, err)
+	}
+	if !exists {
+		return false, fmt.Errorf("ledger: attempt %d is missing: the database lost a committed write", id)
+	}
+	return false, nil
 }
 
 // markDispatchedUnknown turns the dispatched attempts of an action into unknown ones and

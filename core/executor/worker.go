@@ -49,9 +49,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ExecuteArgs]) error {
 	}
 	// The run that proposed it resumes with the outcome. A rerun of this job (a crash
 	// between the outcome and here) enqueues it then; the job is unique per action.
-	wctx := context.WithoutCancel(ctx)
-	return pgx.BeginFunc(wctx, w.Executor.pool, func(tx pgx.Tx) error {
-		return EnqueueResume(wctx, tx, w.Executor.insert, rec)
+	return w.Executor.persist(ctx, "the resumption of run "+rec.RunID+" after action "+rec.ID, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, w.Executor.pool, func(tx pgx.Tx) error {
+			return EnqueueResume(ctx, tx, w.Executor.insert, rec)
+		})
 	})
 }
 

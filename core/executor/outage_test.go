@@ -1,0 +1,263 @@
+package executor_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"buddi/core/action"
+	"buddi/core/executor"
+	"buddi/core/registry"
+	"buddi/db"
+	"buddi/migrations"
+	"buddi/pgcluster"
+	"buddi/plugins"
+)
+
+// ownCluster starts a cluster of the test's own, which it may kill or stop (the package's
+// shared one must not be), with buddi's schema migrated into its database "buddi".
+func ownCluster(t *testing.T) (*pgcluster.Cluster, string) {
+	t.Helper()
+	if _, err := pgcluster.FindBinaries(""); err != nil {
+		t.Fatalf("this test needs PostgreSQL server binaries: %v", err)
+	}
+	c := pgcluster.New(pgcluster.Options{Dir: filepath.Join(t.TempDir(), "pg"), Fast: true, DieWithParent: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if pid := c.Pid(); pid != 0 {
+			_ = syscall.Kill(-pid, syscall.SIGCONT) // a failed test may leave it stopped
+		}
+		_ = c.Stop(ctx)
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := c.OwnerDSN("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		"CREATE DATABASE buddi",
+		// A test cluster runs without synchronous commit, and a killed postmaster would
+		// take the last commits with it: these tests need what was committed to stay.
+		"ALTER DATABASE buddi SET synchronous_commit = on",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close(ctx)
+	dsn, err := c.OwnerDSN("buddi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(ctx, dsn, db.Options{Name: "migrate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := migrations.Up(ctx, pool, nil); err != nil {
+		t.Fatal(err)
+	}
+	return c, dsn
+}
+
+// The database goes away while effects run (the postmaster killed, or the whole server
+// stopped) and comes back: the outcomes, known in memory, are written once it answers again,
+// each once, and no effect runs twice.
+func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
+	t.Parallel()
+	c, dsn := ownCluster(t)
+	outages := []struct {
+		name string
+		// begin takes the database away; the function it returns brings it back.
+		begin func(t *testing.T) (end func())
+	}{
+		{"postmaster killed", func(t *testing.T) func() {
+			if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-c.Done()
+			return func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				if err := c.Start(ctx); err != nil {
+					t.Errorf("start the cluster again: %v", err)
+				}
+			}
+		}},
+		{"server stopped", func(t *testing.T) func() {
+			// The postmaster first, so that it forks no backend after the list is read;
+			// each backend is a process group of its own.
+			pid := c.Pid()
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			stopped := append(childrenOf(t, pid), pid)
+			for _, p := range stopped {
+				_ = syscall.Kill(p, syscall.SIGSTOP)
+			}
+			return func() {
+				for _, p := range stopped {
+					_ = syscall.Kill(p, syscall.SIGCONT)
+				}
+			}
+		}},
+	}
+	for _, o := range outages { // one after the other: they share the cluster
+		t.Run(o.name, func(t *testing.T) {
+			auto, gated := tool("auto", plugins.TierAuto), tool("gated", plugins.TierGated)
+			release := make(chan struct{})
+			for _, tt := range []*testTool{auto, gated} {
+				tt.hang, tt.started = release, make(chan struct{})
+			}
+			ctx := context.Background()
+			pool, err := db.Open(ctx, dsn, db.Options{Name: "outage", MaxConns: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			b := outageBundle(t, pool, auto, gated)
+			retried := make(chan string, 100)
+			executor.SetOutcomeRetry(b.exec, 300*time.Millisecond, func(what string, _ error) {
+				select {
+				case retried <- what:
+				default:
+				}
+			})
+
+			autoCall := call("auto", `{}`)
+			autoCall.CallID = "call-" + o.name
+			p, err := b.exec.Propose(ctx, call("gated", `{}`))
+			if err != nil || p.Action == nil {
+				t.Fatal(p, err)
+			}
+			approve(t, b, p.Action.ID)
+			type outcome struct {
+				what string
+				err  error
+				ok   bool
+			}
+			done := make(chan outcome, 2)
+			go func() {
+				p, err := b.exec.Propose(ctx, autoCall)
+				done <- outcome{"the auto call", err, err == nil && p.Result != nil && p.Result.Text == "done"}
+			}()
+			go func() {
+				rec, err := b.exec.ExecuteApproved(ctx, p.Action.ID)
+				done <- outcome{"the approved action", err, err == nil && rec.Approval.State == action.Succeeded}
+			}()
+			<-auto.started
+			<-gated.started
+
+			var back sync.Once
+			end := o.begin(t)
+			defer back.Do(end) // whatever happens, the next test finds the database up
+			close(release)     // the effects end while the database is away
+			seen := map[string]bool{}
+			for len(seen) < 2 { // both outcomes were refused at least once
+				select {
+				case what := <-retried:
+					seen[what] = true
+				case got := <-done:
+					t.Fatalf("%s returned while the database was away: %v", got.what, got.err)
+				case <-time.After(time.Minute):
+					t.Fatalf("no write of an outcome failed while the database was away (seen %v)", seen)
+				}
+			}
+			back.Do(end)
+			for range 2 {
+				select {
+				case got := <-done:
+					if !got.ok {
+						t.Errorf("%s: %v; want its outcome written once the database is back", got.what, got.err)
+					}
+				case <-time.After(3 * time.Minute):
+					t.Fatal("an outcome was never written")
+				}
+			}
+
+			if auto.runs.Load() != 1 || gated.runs.Load() != 1 {
+				t.Errorf("dispatched auto %d, gated %d times; want once each", auto.runs.Load(), gated.runs.Load())
+			}
+			var autoState string
+			if err := pool.QueryRow(ctx, `SELECT state FROM core.effect_attempts WHERE run_id = $1 AND call_id = $2`, autoCall.RunID, autoCall.CallID).Scan(&autoState); err != nil || autoState != "succeeded" {
+				t.Errorf("the auto call's ledger row: %q, %v; want succeeded", autoState, err)
+			}
+			if att, err := executor.Attempts(ctx, pool, p.Action.ID); err != nil || len(att) != 1 || att[0].State != "succeeded" {
+				t.Errorf("the action's ledger: %+v, %v; want one succeeded attempt", att, err)
+			}
+			for _, id := range []string{autoCall.CallID, p.Action.ID} {
+				var results int
+				if err := pool.QueryRow(ctx, `SELECT count(*) FROM core.events WHERE kind = 'tool.result'
+					AND (payload->>'call_id' = $1 OR payload->>'action_id' = $1)`, id).Scan(&results); err != nil || results != 1 {
+					t.Errorf("tool.result events of %s: %d, %v; want 1", id, results, err)
+				}
+			}
+		})
+	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // it exited
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		rest := b[bytes.LastIndexByte(b, ')')+1:]
+		var state string
+		var child, ppid int
+		if _, err := fmt.Sscan(string(rest), &state, &ppid); err == nil && ppid == pid {
+			if _, err := fmt.Sscan(filepath.Base(filepath.Dir(f)), &child); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
+}
+
+// outageBundle is setup over pool, a database of the test's own cluster.
+func outageBundle(t *testing.T, pool *pgxpool.Pool, tools ...*testTool) bundle {
+	t.Helper()
+	list := make([]plugins.Tool, len(tools))
+	for i, tt := range tools {
+		list[i] = tt
+	}
+	reg, err := registry.New(plugins.Manifest{Name: "test", Version: "1.0.0", Tools: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insertOnly, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: migrations.RiverSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := executor.New(pool, reg, insertOnly, nil)
+	exec.Seal = key
+	return bundle{pool: pool, exec: exec, river: insertOnly}
+}
