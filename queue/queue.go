@@ -37,6 +37,25 @@ type Options struct {
 	RescueAfter time.Duration
 }
 
+// How the queues learn of work. Every insert notifies the queue's producers (LISTEN/NOTIFY
+// on River's own connection), so a producer fetches when told and polls only to catch what
+// a lost notification missed: an idle buddi makes next to no transactions. Before, a 100 ms
+// poll on each queue was 20 of the 21 transactions a second that an idle buddi made.
+const (
+	// FetchPollInterval is how often an idle queue looks for work it was not told of.
+	FetchPollInterval = 5 * time.Second
+	// FetchCooldown is the least time between two fetches of a queue: the notifications of
+	// a burst of inserts become one fetch. An approval is interactive (the owner waits for
+	// its job), so it is short: River's default, 100 ms, would add up to that much to every
+	// approve-to-executed.
+	FetchCooldown = 10 * time.Millisecond
+)
+
+// queueConfig is a queue of at most n concurrent jobs.
+func queueConfig(n int) river.QueueConfig {
+	return river.QueueConfig{MaxWorkers: n, FetchCooldown: FetchCooldown, FetchPollInterval: FetchPollInterval}
+}
+
 // Queue owns the River client.
 type Queue struct {
 	client *river.Client[pgx.Tx]
@@ -63,9 +82,9 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 	if opts.MaxWorkers == 0 {
 		opts.MaxWorkers = 10
 	}
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.MaxWorkers}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: queueConfig(opts.MaxWorkers)}
 	for name, n := range opts.Queues {
-		queues[name] = river.QueueConfig{MaxWorkers: n}
+		queues[name] = queueConfig(n)
 	}
 	if opts.RescueAfter == 0 {
 		opts.RescueAfter = 45 * time.Minute
@@ -79,13 +98,11 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
 		// Timeout shorter than this (the longest, an approved action's execution, is 40 min).
 		RescueStuckJobsAfter: opts.RescueAfter,
-		// An approval is interactive: the owner waits for its job. River's default cooldown
-		// between fetches (100 ms) would add up to that much to every approve-to-executed.
-		FetchCooldown: 10 * time.Millisecond,
-		// A notification of a new job can be missed or coalesced; the poll that catches it
-		// then is what the owner waits for (the default 1 s made the 99th percentile of a
-		// turn's first token a whole second).
-		FetchPollInterval: 100 * time.Millisecond,
+		// The client's own cooldown is also the window in which its inserts share one
+		// notification (see InsertOnly): the least, so each insert wakes the queue. The
+		// queues' fetches have their own (queueConfig).
+		FetchCooldown:     river.FetchCooldownMin,
+		FetchPollInterval: FetchPollInterval,
 		JobTimeout:        5 * time.Minute,
 		// No reindexer: REINDEX needs the index's owner, and buddi's process connects as the
 		// application role, which owns nothing (pgcluster.App). The other maintenance services
@@ -130,10 +147,17 @@ func (q *Queue) Stop(ctx context.Context, grace time.Duration) error {
 	return nil
 }
 
-// InsertOnly returns a client that can only insert jobs (for the CLI, which works no jobs):
-// they wait in the queue until buddi serve works them.
+// InsertOnly returns a client that can only insert jobs (buddi serve's code and the CLI
+// insert through one): each insert notifies its queue, so the jobs are worked at once by
+// the buddi serving, which polls only seconds apart.
 func InsertOnly(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: migrations.RiverSchema})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Schema: migrations.RiverSchema,
+		// River notifies a queue of a client's inserts at most once per this client's
+		// FetchCooldown (100 ms by default): an insert soon after another was not announced,
+		// and waited for the next poll. The least cooldown announces each insert.
+		FetchCooldown: river.FetchCooldownMin,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: insert-only client: %w", err)
 	}
