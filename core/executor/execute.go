@@ -74,17 +74,23 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 		return e.end(ctx, rec, action.Refused, "the effect changed since it was approved", nil)
 	}
 
-	attempt, first, err := recordAttempt(ctx, e.pool, rec)
-	if err != nil || !first {
+	g := &gate{record: func(ctx context.Context) (int64, bool, error) { return recordAttempt(ctx, e.pool, rec) }}
+	d, err := e.execute(ctx, g, call, &rec.Envelope)
+	if err != nil || d.lost {
 		got, gerr := action.Get(ctx, e.pool, id)
 		if err == nil {
 			err = gerr
 		}
-		return got, err // another executor dispatched it
+		return got, err // nothing ran here (another executor dispatched it)
 	}
-	out := e.run(ctx, call, &rec.Envelope)
+	if d.attempt == 0 && ctx.Err() != nil {
+		// Stopped before its effect began: left executing with no attempt, which the job's
+		// rerun (or the next start's recovery) takes for not begun, and runs again.
+		return rec, fmt.Errorf("execute action %s: stopped before its effect began, so it runs again: %w", id, context.Cause(ctx))
+	}
 	// The effect has happened (or may have): what follows must be recorded even when the
 	// job's context is cancelled now, and held until the database takes it.
+	out := d.out
 	state := action.State(out.Status)
 	reason := ""
 	if out.Err != nil {
@@ -93,7 +99,7 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	var final action.Record
 	err = e.persist(ctx, fmt.Sprintf("the outcome of action %s (%s)", rec.ID, rec.Tool), func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-			if err := e.recordOutcome(ctx, tx, rec, call, attempt, state, reason, out); err != nil {
+			if err := e.recordOutcome(ctx, tx, rec, call, d.attempt, state, reason, out); err != nil {
 				return err
 			}
 			var err error
@@ -104,17 +110,22 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	return final, err
 }
 
-// recordOutcome writes how the dispatched attempt of rec ended: the ledger, the tool.result
-// event and the approval's state. Written again after a commit whose answer was lost, it
-// finds the attempt ended and changes nothing.
+// recordOutcome writes how the execution of rec ended: the ledger's attempt (0 when the
+// effect never began), the tool.result event and the approval's state. Written again after a
+// commit whose answer was lost, it finds the outcome there and changes nothing.
 func (e *Executor) recordOutcome(ctx context.Context, tx pgx.Tx, rec action.Record, call plugins.Call, attempt int64, state action.State, reason string, out registry.Outcome) error {
 	// Lock the approval before the attempt, in the order claim takes them.
 	var current action.State
 	if err := tx.QueryRow(ctx, `SELECT state FROM core.approvals WHERE action_id = $1 FOR UPDATE`, rec.ID).Scan(&current); err != nil {
 		return fmt.Errorf("record outcome of %s: %w", rec.ID, err)
 	}
-	if finished, err := finishAttempt(ctx, tx, attempt, state, reason); err != nil || !finished {
-		return err
+	if attempt == 0 && current != action.Executing {
+		return nil // nothing began, and only this execution ends it: the outcome is there
+	}
+	if attempt != 0 {
+		if finished, err := finishAttempt(ctx, tx, attempt, state, reason); err != nil || !finished {
+			return err
+		}
 	}
 	if err := e.recordResult(ctx, tx, call, rec.ID, out); err != nil {
 		return err
@@ -153,25 +164,9 @@ func (e *Executor) claim(ctx context.Context, id string) (bool, error) {
 			claimed, err = action.Transition(ctx, tx, id, action.Approved, action.Executing, "", nil)
 			return err
 		case action.Executing:
-			dispatched, err := markDispatchedUnknown(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			if dispatched {
-				if _, err = action.Transition(ctx, tx, id, action.Executing, action.Unknown,
-					"buddi stopped after the effect was dispatched: it may or may not have happened", nil); err != nil {
-					return err
-				}
-				// The run that waits on it resumes now, told the outcome is unknown, not when
-				// the dead job is rescued.
-				rec, err := action.Get(ctx, tx, id)
-				if err != nil {
-					return err
-				}
-				return EnqueueResume(ctx, tx, e.insert, rec)
-			}
-			claimed = true // the crash came before dispatch: nothing left the machine
-			return nil
+			dispatched, err := e.settleDispatched(ctx, tx, id)
+			claimed = err == nil && !dispatched // the crash came before dispatch: nothing left the machine
+			return err
 		}
 		return nil // pending, or already final: nothing to do
 	})
@@ -205,64 +200,6 @@ func (e *Executor) forged(ctx context.Context, rec action.Record, why string) (a
 	})
 	e.log.Error("refused an action that buddi did not seal", "action", rec.ID, "tool", rec.Tool, "reason", why)
 	return final, err
-}
-
-// Recover runs at start, when no other buddi can be executing: an approval left executing
-// with a dispatched attempt becomes unknown; one left executing before anything was dispatched
-// goes back to approved with its job enqueued again, since nothing left the machine. It
-// returns how many it marked unknown.
-func (e *Executor) Recover(ctx context.Context) (int, error) {
-	rows, err := e.pool.Query(ctx, `
-		SELECT p.action_id::text, EXISTS (SELECT 1 FROM core.effect_attempts t WHERE t.action_id = p.action_id)
-		FROM core.approvals p WHERE p.state = 'executing'`)
-	if err != nil {
-		return 0, fmt.Errorf("recover executing actions: %w", err)
-	}
-	type left struct {
-		id         string
-		dispatched bool
-	}
-	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (left, error) {
-		var l left
-		err := r.Scan(&l.id, &l.dispatched)
-		return l, err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("recover executing actions: %w", err)
-	}
-	// Auto and session calls that were running when buddi stopped: their outcome is unknown.
-	if _, err := e.pool.Exec(ctx, `
-		UPDATE core.effect_attempts SET state = 'unknown', finished_at = now(),
-		       error = 'buddi stopped while the call ran: it may or may not have happened'
-		WHERE action_id IS NULL AND state = 'dispatched'`); err != nil {
-		return 0, fmt.Errorf("recover direct calls: %w", err)
-	}
-	unknown := 0
-	for _, l := range found {
-		if l.dispatched {
-			if _, err := e.claim(ctx, l.id); err != nil {
-				return unknown, err
-			}
-			unknown++
-			continue
-		}
-		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-			moved, err := action.Transition(ctx, tx, l.id, action.Executing, action.Approved, "buddi stopped before dispatching it; it runs again", nil)
-			if err != nil || !moved {
-				return err
-			}
-			// The dead process's job is still "running" and would make a plain enqueue a
-			// duplicate; a recovery job of its own runs now instead of at River's rescue.
-			if _, err := e.insert.InsertTx(ctx, tx, ExecuteArgs{ActionID: l.id, Recovery: e.Now().UnixNano()}, nil); err != nil {
-				return fmt.Errorf("enqueue recovery of action %s: %w", l.id, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return unknown, err
-		}
-	}
-	return unknown, nil
 }
 
 // policyAllows evaluates the permission policy for an approved call before dispatch, from

@@ -187,19 +187,35 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 	}); err != nil {
 		return Proposed{}, err
 	}
-	attempt, err := recordDirectAttempt(ctx, e.pool, call)
+	g := &gate{record: func(ctx context.Context) (int64, bool, error) {
+		id, err := recordDirectAttempt(ctx, e.pool, call)
+		return id, true, err
+	}}
+	d, err := e.execute(ctx, g, call, nil)
 	if err != nil {
 		return Proposed{}, err
 	}
-	out := e.run(ctx, call, nil)
-	reason := ""
+	out, reason := d.out, ""
 	if out.Err != nil {
 		reason = text.FirstLine(out.Err.Error())
 	}
+	tries := 0
 	err = e.persist(ctx, fmt.Sprintf("the outcome of %s (call %s of run %s)", call.Tool, call.CallID, call.RunID), func(ctx context.Context) error {
+		tries++
 		return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-			if finished, err := finishAttempt(ctx, tx, attempt, action.State(out.Status), reason); err != nil || !finished {
-				return err
+			if d.attempt != 0 {
+				if finished, err := finishAttempt(ctx, tx, d.attempt, action.State(out.Status), reason); err != nil || !finished {
+					return err
+				}
+			} else if tries > 1 { // nothing began, so no attempt tells whether an earlier try was committed
+				if recorded, err := resultRecorded(ctx, tx, call); err != nil || recorded {
+					return err
+				}
+			}
+			if out.Status == registry.StatusUnknown {
+				if err := appendUnknownCall(ctx, tx, call.ConversationID, d.attempt, call.Tool, call.RunID, call.CallID, reason); err != nil {
+					return err
+				}
 			}
 			return e.recordResult(ctx, tx, call, "", out)
 		})
@@ -208,6 +224,30 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 		return Proposed{}, err
 	}
 	return Proposed{Tier: res.Tier, Result: &out.Result}, nil
+}
+
+// resultRecorded reports whether the outcome of call is in the event log already.
+func resultRecorded(ctx context.Context, q eventlog.Querier, call plugins.Call) (bool, error) {
+	if call.RunID == "" || call.CallID == "" {
+		return false, nil
+	}
+	var found bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE kind = 'tool.result'
+		AND payload->>'run_id' = $1 AND payload->>'call_id' = $2)`, call.RunID, call.CallID).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("read the outcome of call %s: %w", call.CallID, err)
+	}
+	return found, nil
+}
+
+// appendUnknownCall records an auto or session call whose outcome is unknown (it timed out
+// after its effect began, or buddi stopped while it ran) as an action.unknown event, for the
+// owner's review, as an approved action's own transition to unknown is.
+func appendUnknownCall(ctx context.Context, q eventlog.Querier, conversationID string, attempt int64, tool, runID, callID, reason string) error {
+	_, err := eventlog.Append(ctx, q, "action.unknown", conversationID, map[string]any{
+		"attempt": attempt, "tool": tool, "run_id": runID, "call_id": callID, "reason": reason,
+	})
+	return err
 }
 
 func (e *Executor) recordResult(ctx context.Context, q eventlog.Querier, call plugins.Call, actionID string, out registry.Outcome) error {

@@ -48,7 +48,14 @@ type testTool struct {
 	ran     chan struct{} // when set, Execute sends on it
 	picks   atomic.Pointer[map[string]string]
 	after   func() // when set, called as Execute returns (e.g. to cancel the job's context)
+	// reports makes the tool say when its effect begins (plugins.Dispatch); prepare, when
+	// set, runs before that, as a command tool prepares its command.
+	reports bool
+	prepare func(ctx context.Context) error
+	effects atomic.Int64 // effects begun: after the dispatch, for a tool that reports it
 }
+
+func (t *testTool) ReportsDispatch() bool { return t.reports }
 
 func (t *testTool) Spec() plugins.Spec { return t.spec }
 
@@ -65,13 +72,24 @@ func (t *testTool) Describe(_ context.Context, call plugins.Call) (plugins.Envel
 	return env, nil
 }
 
-func (t *testTool) Execute(_ context.Context, c plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
+func (t *testTool) Execute(ctx context.Context, c plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
 	t.runs.Add(1)
 	picks := c.Picks
 	t.picks.Store(&picks)
 	if t.after != nil {
 		defer t.after()
 	}
+	if t.reports {
+		if t.prepare != nil {
+			if err := t.prepare(ctx); err != nil {
+				return plugins.Result{}, err
+			}
+		}
+		if err := plugins.Dispatch(ctx); err != nil {
+			return plugins.Result{}, err
+		}
+	}
+	t.effects.Add(1)
 	if t.started != nil {
 		close(t.started)
 	}
