@@ -133,3 +133,12 @@ func checkName(name string) error {
 	}
 	return nil
 }
+
+// Child names a worker and how to produce it, for a caller that hands a list of workers to
+// the code that spawns them.
+type Child struct {
+	// Name is the worker's name among its siblings.
+	Name string
+	// Produce builds the worker's Actor, at its start and at every restart.
+	Produce func() Actor
+}

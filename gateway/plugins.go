@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,7 +15,6 @@ import (
 	"buddi/runtime/run"
 	"buddi/scheduler"
 	"buddi/sentinels"
-	"buddi/supervisor"
 	"buddi/surfaces/preview"
 )
 
@@ -65,50 +62,6 @@ type artifacts struct{ store *artifact.Store }
 func (a artifacts) Save(ctx context.Context, agent, conv, runID, name, mediaType, source string, data []byte) (string, error) {
 	saved, err := a.store.Save(ctx, artifact.Artifact{Agent: agent, ConversationID: conv, RunID: runID, Name: name, MediaType: mediaType, Source: source}, data)
 	return saved.ID, err
-}
-
-// processHost hands the developer plugin's processes to the supervision tree's host, which
-// exists only once the tree is built (after the plugins are): until then it refuses.
-type processHost struct {
-	h atomic.Pointer[supervisor.ProcessHost]
-}
-
-func (p *processHost) host() (*supervisor.ProcessHost, error) {
-	h := p.h.Load()
-	if h == nil {
-		return nil, errors.New("buddi is still starting: processes cannot be started yet")
-	}
-	return h, nil
-}
-
-// Adopt supervises proc as an actor under agent's workspace.
-func (p *processHost) Adopt(ctx context.Context, agent, name string, proc developer.Proc) error {
-	h, err := p.host()
-	if err != nil {
-		return err
-	}
-	return h.Adopt(ctx, agent, name, proc)
-}
-
-// Stop stops agent's process name.
-func (p *processHost) Stop(ctx context.Context, agent, name string) error {
-	h, err := p.host()
-	if err != nil {
-		return err
-	}
-	if err := h.Stop(ctx, agent, name); err != nil && !errors.Is(err, supervisor.ErrNoProcess) {
-		return err
-	}
-	return nil
-}
-
-// StopAll stops every process of agent.
-func (p *processHost) StopAll(ctx context.Context, agent string) error {
-	h, err := p.host()
-	if err != nil {
-		return err
-	}
-	return h.StopAll(ctx, agent)
 }
 
 // Schemas are the plugins' own schemas with their migrations, applied after core's.

@@ -137,7 +137,33 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			log.Error("stop database", "err", cerr)
 		}
 	}()
-	procs := &processHost{}
+	// The supervision tree is built before anything that calls into it: the hosts of
+	// conversations and processes exist before the plugins and the runtime are wired to them,
+	// and the queue, which hands out work, is the last actor to start (tree.Start below).
+	recorder := eventlog.NewRecorder(src.Pool, log)
+	defer recorder.Close()
+	sys := actors.NewSystem(log, func(ev actors.SupervisorEvent) {
+		recorder.Record(ev.Kind, "", map[string]any{
+			"supervisor": ev.Supervisor, "child": ev.Child, "reason": ev.Reason,
+			"restarts": ev.Restarts, "escalated": ev.Escalated,
+		})
+	})
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+		defer cancel()
+		if serr := sys.Shutdown(stopCtx); serr != nil {
+			log.Error("stop actors", "err", serr)
+		}
+	}()
+	var parts supervisor.Parts
+	if src.Cluster != nil {
+		parts.Postgres = supervisor.Postgres(src.Cluster, log)
+	}
+	tree, err := supervisor.Build(sys, parts)
+	if err != nil {
+		return err
+	}
+	procs := supervisor.NewProcessHost(sys, tree.Workspaces, supervisor.ProcessDeps{Log: log})
 	devStore := developer.NewStore(src.Pool, sealKey, nil)
 	devStore.Log = log
 	artifacts := artifact.NewStore(src.Pool, cfg.Home)
@@ -190,7 +216,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	hub := &live.Hub{Scrub: scrub}
 	convs := conversation.NewStore(src.Pool)
 	convs.Scrub = scrub
-	hosts := &conversationHost{}
 	catalog := catalogLoader(cfg.Home, reg)
 	if _, err := catalog(); err != nil {
 		log.Warn("the agents do not load; runs fail until they do", "err", err)
@@ -200,7 +225,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	accounts := account.NewStore(src.Pool, sealKey)
 	accounts.Log = log
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
-		Accounts: accounts, Secrets: secrets, Scrub: scrub, Insert: insert, Host: hosts, Live: hub, Log: log,
+		Accounts: accounts, Secrets: secrets, Scrub: scrub, Insert: insert, Host: tree.Turns, Live: hub, Log: log,
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},
 		Finished: func(ctx context.Context, m run.Meta, last string) {
 			if m.Interactive {
@@ -251,20 +276,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	} else if n > 0 {
 		log.Warn("runs were working when buddi stopped; they carry on now", "count", n)
 	}
+	// What a killed buddi left running gets its actor (or, a stranger behind a recycled pid,
+	// is left alone) before anything can start a process.
+	if n, err := devStore.AdoptSurvivors(ctx, procs); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("processes were still running from before; buddi supervises them again", "count", n)
+	}
 	if n, err := exec.Recover(ctx); err != nil {
 		return err
 	} else if n > 0 {
 		log.Warn("actions were executing when buddi stopped; they are unknown now and wait for your review", "count", n)
 	}
-
-	recorder := eventlog.NewRecorder(src.Pool, log)
-	defer recorder.Close()
-	sys := actors.NewSystem(log, func(ev actors.SupervisorEvent) {
-		recorder.Record(ev.Kind, "", map[string]any{
-			"supervisor": ev.Supervisor, "child": ev.Child, "reason": ev.Reason,
-			"restarts": ev.Restarts, "escalated": ev.Escalated,
-		})
-	})
 
 	qstate := &supervisor.QueueState{}
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
@@ -290,7 +313,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 					if err != nil {
 						return dashboard.ErrNothingToStop
 					}
-					if h := hosts.h.Load(); h == nil || c.ActiveRun == "" || !h.Stop(conv, c.ActiveRun, run.ErrStopped) {
+					if c.ActiveRun == "" || !tree.Turns.Stop(conv, c.ActiveRun, run.ErrStopped) {
 						return dashboard.ErrNothingToStop
 					}
 					return nil
@@ -302,27 +325,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifacts},
 			Remote: cfg.Remote(), PublicHost: cfg.WebHost, Seal: sealKey, CLIToken: cliToken}
 	}
-	parts := supervisor.Parts{
-		Queue:     supervisor.Queue(q, qstate),
-		Dashboard: dashboard.Actor(sys, listener, func() dashboard.Servable { return dashboard.NewServer(dashDeps()) }),
+	services := supervisor.Services{
+		Dashboard:  dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(dashDeps()) }),
+		Preview:    dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),
+		Sentinels:  sentinels.Children(watch, allSentinels(manifests), sentinels.Loop),
+		Queue:      supervisor.Queue(q, qstate),
+		QueueState: qstate,
 	}
-	parts.Preview = dashboard.Actor(sys, previewListener, func() dashboard.Servable { return previewSrv })
-	if src.Cluster != nil {
-		parts.Postgres = supervisor.Postgres(sys, src.Cluster)
-	}
-	tree, buildErr := supervisor.Build(sys, parts)
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
-		defer cancel()
-		if serr := sys.Shutdown(stopCtx); serr != nil {
-			log.Error("stop actors", "err", serr)
-		}
-	}()
-	if buildErr != nil {
-		return buildErr
-	}
-	procs.h.Store(supervisor.NewProcessHost(sys, tree))
-	hosts.h.Store(supervisor.NewConversationHost(sys, tree))
 	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
 		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool, Scrub: scrub, Key: sealKey, Log: log}, Conversations: convs,
 			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
@@ -331,13 +340,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 				a, err := artifacts.Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
 				return a.ID, err
 			}})
-		if _, err := sys.Spawn(tree.Surfaces, "telegram", func() actors.Actor {
-			// A refused token leaves the surface idle and down (it says so); any other end of
-			// the poll loop restarts it.
-			return &workActor{sys: sys, name: "telegram poller", work: bot.Run, quiet: func(err error) bool { return errors.Is(err, telegram.ErrRevoked) }}
-		}); err != nil {
-			return err
-		}
+		// A refused token leaves the surface idle and down (it says so); any other end of the
+		// poll loop restarts it.
+		services.Telegram = actors.Go("telegram poller", bot.Run, actors.Quiet(func(err error) bool { return errors.Is(err, telegram.ErrRevoked) }))
 		h.telegram = true
 	}
 	if node != nil {
@@ -348,19 +353,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate}
 			return dashboard.NewServer(d)
 		}
-		if _, err := sys.Spawn(tree.Surfaces, "tailnet", func() actors.Actor {
-			// A listener that fails restarts the actor; the node itself belongs to serve.
-			return &workActor{sys: sys, name: "tailnet", work: tn.serve}
-		}); err != nil {
-			return err
-		}
+		// A listener that fails restarts the actor; the node itself belongs to serve.
+		services.Tailnet = actors.Go("tailnet", tn.serve)
 		h.tailnet = tn
 	}
-	if err := sentinels.Start(sys, tree.Sentinels, watch, allSentinels(manifests), sentinels.Loop); err != nil {
+	if err := tree.Start(services); err != nil {
 		return err
 	}
 	readyCtx, cancelReady := context.WithTimeout(ctx, time.Minute)
-	err = tree.AwaitQueue(readyCtx, sys)
+	err = tree.AwaitQueue(readyCtx)
 	cancelReady()
 	if err != nil {
 		return err

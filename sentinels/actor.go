@@ -2,7 +2,6 @@ package sentinels
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"buddi/actors"
@@ -12,20 +11,18 @@ import (
 // Loop is how often each sentinel's actor looks at its ledger to see whether it is due.
 const Loop = 30 * time.Second
 
-// Start spawns one actor per sentinel under parent (root/sentinels). Each looks at the ledger
-// every loop and, when due, ticks on its own goroutine, so a check that panics fails its actor
-// and its supervisor restarts it.
-func Start(sys *actors.System, parent *actors.Ref, e *Engine, list []plugins.Sentinel, loop time.Duration) error {
+// Children are the sentinels' actors, one per sentinel, for root/sentinels. Each looks at the
+// ledger every loop and, when due, ticks; a check that panics fails its actor and its
+// supervisor restarts it.
+func Children(e *Engine, list []plugins.Sentinel, loop time.Duration) []actors.Child {
 	if loop <= 0 {
 		loop = Loop
 	}
+	out := make([]actors.Child, 0, len(list))
 	for _, s := range list {
-		s := s
-		if _, err := sys.Spawn(parent, s.ID, func() actors.Actor { return &actor{sys: sys, e: e, s: s, loop: loop} }); err != nil {
-			return fmt.Errorf("start sentinel %s: %w", s.ID, err)
-		}
+		out = append(out, actors.Child{Name: s.ID, Produce: func() actors.Actor { return &actor{e: e, s: s, loop: loop} }})
 	}
-	return nil
+	return out
 }
 
 type tick struct{}
@@ -34,7 +31,6 @@ type tick struct{}
 func (tick) IgnoreDeadLetterLogging() {}
 
 type actor struct {
-	sys   *actors.System
 	e     *Engine
 	s     plugins.Sentinel
 	loop  time.Duration
@@ -78,9 +74,9 @@ func (a *actor) Receive(c *actors.Context) {
 }
 
 func (a *actor) after(c *actors.Context, d time.Duration) {
-	self := c.Self()
+	self, send := c.Self(), c.Sender()
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	a.timer = time.AfterFunc(d, func() { a.sys.Send(self, tick{}) })
+	a.timer = time.AfterFunc(d, func() { send(self, tick{}) })
 }

@@ -40,7 +40,7 @@ func BenchmarkThousandSentinels(b *testing.B) {
 			b.Fatal(err)
 		}
 		cpu0, wall0 := cpuTime(), time.Now()
-		if err := sentinels.Start(sys, tree.Sentinels, e, list, period); err != nil {
+		if err := tree.Start(supervisor.Services{Sentinels: sentinels.Children(e, list, period)}); err != nil {
 			b.Fatal(err)
 		}
 		time.Sleep(periods*period + period/2) // the benchmark's own duration: it measures a steady state over time

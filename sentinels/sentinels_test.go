@@ -189,7 +189,7 @@ func TestPanickingSentinelIsRestarted(t *testing.T) {
 		defer cancel()
 		_ = sys.Shutdown(ctx)
 	})
-	if err := sentinels.Start(sys, tree.Sentinels, e, []plugins.Sentinel{s}, 20*time.Millisecond); err != nil {
+	if err := tree.Start(supervisor.Services{Sentinels: sentinels.Children(e, []plugins.Sentinel{s}, 20*time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Eventually(t, "a finding after the restart", func() bool {

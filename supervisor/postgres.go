@@ -3,46 +3,38 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"buddi/actors"
 	"buddi/pgcluster"
 )
 
-// pgExited tells the postgres actor its server process ended.
-type pgExited struct{ err error }
+// pgStartWait bounds a restart of the server process.
+const pgStartWait = 2 * time.Minute
 
-// postgresActor supervises the embedded cluster's server process: when the process dies the
-// actor fails, and its restart starts the server again (recovering its pid file).
-type postgresActor struct {
-	sys     *actors.System
-	cluster *pgcluster.Cluster
-}
-
-// Postgres returns the producer of the actor that watches cluster, already started by the
-// caller.
-func Postgres(sys *actors.System, cluster *pgcluster.Cluster) func() actors.Actor {
-	return func() actors.Actor { return &postgresActor{sys: sys, cluster: cluster} }
-}
-
-func (a *postgresActor) Receive(c *actors.Context) {
-	switch m := c.Message().(type) {
-	case actors.Started:
-		if a.cluster.Pid() == 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			err := a.cluster.Start(ctx)
+// Postgres returns the producer of the actor that supervises the embedded cluster's server
+// process, already started by the caller: when the process dies the actor fails, and its
+// restart starts the server again (recovering its pid file).
+func Postgres(cluster *pgcluster.Cluster, log *slog.Logger) func() actors.Actor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return actors.Go("postgres", func(ctx context.Context) error {
+		if cluster.Pid() == 0 {
+			sctx, cancel := context.WithTimeout(ctx, pgStartWait)
+			err := cluster.Start(sctx)
 			cancel()
 			if err != nil {
-				panic(fmt.Sprintf("restart postgres: %v", err))
+				return fmt.Errorf("restart postgres: %w", err)
 			}
-			c.Log().Info("postgres restarted", "pid", a.cluster.Pid())
+			log.Info("postgres restarted", "pid", cluster.Pid())
 		}
-		done, self := a.cluster.Done(), c.Self()
-		go func() {
-			<-done
-			a.sys.Send(self, pgExited{err: a.cluster.ExitErr()})
-		}()
-	case pgExited:
-		panic(fmt.Sprintf("postgres exited: %v", m.err))
-	}
+		select {
+		case <-cluster.Done():
+			return fmt.Errorf("postgres exited: %v", cluster.ExitErr())
+		case <-ctx.Done():
+			return nil
+		}
+	})
 }

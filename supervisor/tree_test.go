@@ -54,9 +54,51 @@ func TestTreeShapeAndStatedStrategies(t *testing.T) {
 			t.Errorf("%s missing", path)
 			continue
 		}
-		if !n.Supervisor || n.Strategy != strategy || !strings.Contains(strategy, "escalate") {
+		if !n.Supervisor || n.Strategy != strategy {
 			t.Errorf("%s = %+v, want a supervisor with %q", path, n, strategy)
 		}
+	}
+	// One conversation that keeps failing is contained; anything else escalates.
+	if s := supervisor.ConversationsStrategy.String(); !strings.Contains(s, "tell the parent") {
+		t.Errorf("conversations: %q, want its failures contained", s)
+	}
+	if s := supervisor.RootStrategy.String(); !strings.Contains(s, "escalate") || !strings.Contains(s, "backoff") {
+		t.Errorf("root: %q, want restarts with backoff, then escalation", s)
+	}
+}
+
+// Start adds the queue last: when it starts, every actor a job can reach is already there.
+func TestQueueStartsLast(t *testing.T) {
+	t.Parallel()
+	sys, tree, _ := newTree(t)
+	seen := make(chan []string, 1)
+	probe := actorstest.NewProbe()
+	err := tree.Start(supervisor.Services{
+		Dashboard: probe.Produce,
+		Sentinels: []actors.Child{{Name: "disk", Produce: probe.Produce}},
+		Queue: actors.Go("queue", func(ctx context.Context) error {
+			var paths []string
+			for _, n := range sys.Tree() {
+				paths = append(paths, n.Path)
+			}
+			seen <- paths
+			<-ctx.Done()
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case paths := <-seen:
+		got := strings.Join(paths, " ")
+		for _, want := range []string{"root/surfaces/dashboard", "root/sentinels/disk", "root/conversations"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("when the queue started the tree was %s: no %s", got, want)
+			}
+		}
+	case <-time.After(actorstest.Timeout):
+		t.Fatal("the queue never started")
 	}
 }
 
