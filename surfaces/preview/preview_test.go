@@ -81,7 +81,11 @@ type fixture struct {
 	targets map[string]preview.Target
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureResolving(t, nil) }
+
+// newFixtureResolving is newFixture with resolve in place of the fixture's own targets,
+// when it is not nil.
+func newFixtureResolving(t testing.TB, resolve preview.Resolver) *fixture {
 	f := &fixture{up: newUpstream(t)}
 	f.targets = map[string]preview.Target{
 		"web":      {Port: f.up.port, Pid: os.Getpid()},
@@ -90,12 +94,15 @@ func newFixture(t testing.TB) *fixture {
 		"liar":     {Port: f.up.port, Pid: 1}, // says it listens where another process does
 	}
 	pool := pgtest.Pool(t)
-	f.srv = preview.New(preview.Deps{Pool: pool, Seal: sealtest.Key(t), Resolve: func(_ context.Context, plugin, name string) (preview.Target, error) {
-		if t, ok := f.targets[name]; ok && plugin == "developer" {
-			return t, nil
+	if resolve == nil {
+		resolve = func(_ context.Context, plugin, name string) (preview.Target, error) {
+			if t, ok := f.targets[name]; ok && plugin == "developer" {
+				return t, nil
+			}
+			return preview.Target{}, preview.ErrUnknown
 		}
-		return preview.Target{}, preview.ErrUnknown
-	}})
+	}
+	f.srv = preview.New(preview.Deps{Pool: pool, Seal: sealtest.Key(t), Resolve: resolve})
 	f.prev = httptest.NewServer(f.srv.Handler())
 	t.Cleanup(f.prev.Close)
 	f.port = f.prev.Listener.Addr().(*net.TCPAddr).Port

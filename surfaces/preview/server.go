@@ -64,6 +64,7 @@ type Server struct {
 	mu        sync.Mutex
 	checks    map[string]bool             // subject → the first HTML response referenced absolute assets
 	verified  map[Target]listening.Socket // a target's socket, found once, rechecked by one readlink
+	upstream  map[string]verifiedSocket   // by address: the socket a new connection there must reach
 	sessions  map[string]time.Time        // subject + token → when the database last said it is valid
 	proxies   map[string]http.Handler     // by subject and upstream port
 	transport *http.Transport             // to the dev servers, with keep-alive
@@ -82,8 +83,9 @@ func New(deps Deps) *Server {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{deps: deps, log: deps.Log.With("service", "preview"), checks: map[string]bool{},
-		verified: map[Target]listening.Socket{}, sessions: map[string]time.Time{}, proxies: map[string]http.Handler{},
-		transport: &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 5 * time.Minute}}
+		verified: map[Target]listening.Socket{}, upstream: map[string]verifiedSocket{}, sessions: map[string]time.Time{}, proxies: map[string]http.Handler{}}
+	s.transport = &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 5 * time.Minute,
+		DialContext: s.dialVerified}
 	s.handler = http.HandlerFunc(s.serve)
 	return s
 }
@@ -170,7 +172,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fetchsite.Refuse(w, err)
 		return
 	}
-	sock, err := s.target(r.Context(), plugin, name)
+	sock, err := s.proxyTarget(r.Context(), plugin, name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -217,7 +219,7 @@ func (s *Server) Root(plugin, name string, port int) http.Handler {
 			fetchsite.Refuse(w, err)
 			return
 		}
-		sock, err := s.target(r.Context(), plugin, name)
+		sock, err := s.proxyTarget(r.Context(), plugin, name)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -283,37 +285,100 @@ func (s *Server) proxyFor(subject, prefix, addr string) http.Handler {
 	return p
 }
 
-// target resolves the preview and checks its port, on every request, and returns the socket
-// the process listens on, whose own address the proxy connects to.
+// target resolves the preview and checks its port, and returns the socket the process
+// listens on, whose own address the proxy connects to: the socket found once per process
+// and port, and its descriptor read again now.
 func (s *Server) target(ctx context.Context, plugin, name string) (listening.Socket, error) {
 	t, err := s.deps.Resolve(ctx, plugin, name)
 	if err != nil {
 		return listening.Socket{}, fmt.Errorf("no running process %s: start it again", name)
 	}
-	return s.allowed(t)
+	return s.allowed(t, true)
 }
 
-func (s *Server) allowed(t Target) (listening.Socket, error) {
+// proxyTarget is target for a request the proxy forwards, on every request: the socket found
+// once per process and port is not read again here, since the proxy's connections are made
+// by dialVerified, which reads it again for every new connection (a kept connection stays
+// with the socket that accepted it).
+func (s *Server) proxyTarget(ctx context.Context, plugin, name string) (listening.Socket, error) {
+	t, err := s.deps.Resolve(ctx, plugin, name)
+	if err != nil {
+		return listening.Socket{}, fmt.Errorf("no running process %s: start it again", name)
+	}
+	return s.allowed(t, false)
+}
+
+// verifiedSocket is the socket a process was found listening on, with the process.
+type verifiedSocket struct {
+	target Target
+	sock   listening.Socket
+}
+
+// allowed checks t's port and finds the socket its process listens on (once per process
+// and port); recheck reads its descriptor again.
+func (s *Server) allowed(t Target, recheck bool) (listening.Socket, error) {
 	if err := refused(t.Port, s.deps.Refused); err != nil {
 		return listening.Socket{}, err
 	}
 	s.mu.Lock()
 	l, ok := s.verified[t]
 	s.mu.Unlock()
-	if ok && l.Still() {
+	if ok && (!recheck || l.Still()) {
 		return l, nil
 	}
+	return s.find(t)
+}
+
+// find looks for the socket t's process listens on, in /proc, and keeps it.
+func (s *Server) find(t Target) (listening.Socket, error) {
 	l, ok, err := listening.Find(t.Pid, t.Port)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err != nil || !ok {
-		s.mu.Lock()
-		delete(s.verified, t)
-		s.mu.Unlock()
+		if old, had := s.verified[t]; had {
+			delete(s.verified, t)
+			delete(s.upstream, old.Addr)
+		}
 		return listening.Socket{}, fmt.Errorf("the process is not listening on port %d at 127.0.0.1, [::1] or every address", t.Port)
 	}
-	s.mu.Lock()
+	if len(s.verified) > 256 {
+		clear(s.verified)
+		clear(s.upstream)
+	}
 	s.verified[t] = l
-	s.mu.Unlock()
+	s.upstream[l.Addr] = verifiedSocket{target: t, sock: l}
 	return l, nil
+}
+
+// dialVerified opens the proxy's connections: only to an address whose socket a process was
+// found listening on, and, once connected, only while that process's descriptor still holds
+// that socket (read again; when it no longer does, the socket is looked for once more, the
+// process may have opened a new one). A server that took the port after the process let it
+// go is never reached.
+func (s *Server) dialVerified(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	for try := 0; ; try++ {
+		s.mu.Lock()
+		v, ok := s.upstream[addr]
+		s.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("preview: %s is no process's verified socket", addr)
+		}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if v.sock.Still() {
+			return conn, nil
+		}
+		conn.Close()
+		if try > 0 {
+			return nil, fmt.Errorf("preview: the process no longer listens at %s", addr)
+		}
+		if l, err := s.find(v.target); err != nil || l.Addr != addr {
+			return nil, fmt.Errorf("preview: the process no longer listens at %s", addr)
+		}
+	}
 }
 
 // refused returns why port is never previewed nor screenshotted, or nil: privileged or invalid
