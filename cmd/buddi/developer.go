@@ -387,10 +387,18 @@ func (c developerProcessesListCmd) Run(env *runEnv) error {
 	}
 	for _, p := range list {
 		state := "running"
-		if !p.Running {
+		switch {
+		case p.State == "gave_up":
+			state = "gave up"
+		case p.State == "restarting":
+			state = "restarting"
+		case !p.Running:
 			state = "exited"
 		}
-		fmt.Fprintf(env.stdout, "%-16s %-10s %-8s pid %-7d %s  (log %s)\n", p.Name, p.Agent, state, p.Pid, strings.Join(p.Argv, " "), p.LogPath)
+		fmt.Fprintf(env.stdout, "%-16s %-10s %-10s pid %-7d %s  (log %s)\n", p.Name, p.Agent, state, p.Pid, strings.Join(p.Argv, " "), p.LogPath)
+		if p.Note != "" && !p.Running {
+			fmt.Fprintf(env.stdout, "  %s\n", p.Note)
+		}
 	}
 	return nil
 }
