@@ -216,7 +216,11 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return plugins.Result{}, fmt.Errorf("developer: log directory: %w", err)
 	}
-	spec, err := c.box.spec(spawn.Spec{Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: t.p.boxEnv(c.s, c.box)}, approved, Name+".start")
+	// The box is made for each spawn (its read-only places are looked up then), a restart's too.
+	specFor := func() (spawn.Spec, error) {
+		return c.box.spec(spawn.Spec{Argv: c.verdict.Argv, Dir: c.verdict.Dir, Env: t.p.boxEnv(c.s, c.box)}, approved, Name+".start")
+	}
+	spec, err := specFor()
 	if err != nil {
 		return toolResult(err)
 	}
@@ -245,7 +249,7 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 		_ = sp.Stop(time.Second)
 		return plugins.Result{}, fmt.Errorf("developer: record process %s: %w", a.Name, err)
 	}
-	if err := t.p.host.Adopt(ctx, t.p.supervised(row, spec, sp)); err != nil {
+	if err := t.p.host.Adopt(ctx, t.p.supervised(row, specFor, sp)); err != nil {
 		_ = sp.Stop(time.Second)
 		_, _ = t.p.deps.Pool.Exec(context.WithoutCancel(ctx), `UPDATE developer.processes SET stopped_at = now(), state = 'stopped' WHERE id = $1 AND stopped_at IS NULL`, row.id)
 		return plugins.Result{}, err
@@ -253,11 +257,11 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	return plugins.Result{Text: fmt.Sprintf("Started %s (pid %d): %s in %s. Read its output with developer.output {\"name\":%q}.", a.Name, id.Pid, quoteArgv(c.verdict.Argv), c.verdict.Dir, a.Name)}, nil
 }
 
-// supervised is the process first, started from spec and recorded in row, as the host
-// supervises it: after a crash the host starts spec again, recorded in the same row (the
-// owner's approval was to keep it running until it is stopped or buddi stops), and what the
-// host learns is written to the row.
-func (p *plugin) supervised(row processRow, spec spawn.Spec, first *spawn.Process) proc.Spec {
+// supervised is the process first, started from specFor's spec and recorded in row, as the
+// host supervises it: after a crash the host starts the same command again (specFor makes
+// its box anew), recorded in the same row (the owner's approval was to keep it running
+// until it is stopped or buddi stops), and what the host learns is written to the row.
+func (p *plugin) supervised(row processRow, specFor func() (spawn.Spec, error), first *spawn.Process) proc.Spec {
 	out := proc.Spec{Workspace: row.agent, Name: row.name, First: p.owned(row.id, first), Record: p.store.recorder(row.id)}
 	if row.port != nil {
 		out.Port = *row.port
@@ -267,6 +271,10 @@ func (p *plugin) supervised(row processRow, spec spawn.Spec, first *spawn.Proces
 			return nil, err
 		} else if ended {
 			return nil, proc.ErrStopped
+		}
+		spec, err := specFor()
+		if err != nil {
+			return nil, err
 		}
 		sp, err := spawn.Start(spec, row.logPath)
 		if err != nil {
@@ -324,8 +332,9 @@ func (o ownedProc) Exit() error {
 // process that still runs with the pid, start time and boot recorded (so not a stranger
 // behind a recycled pid) gets an actor, which watches it and stops it on a stop; it cannot
 // be started again (nothing of what spawned it is left), so its end is final. A row whose
-// process is gone is recorded as exited; one whose seal does not check is left alone and
-// never signalled. It returns how many it adopted.
+// process is gone (most often stopped with the buddi before) is recorded as stopped; one
+// whose seal does not check is left alone and never signalled. It returns how many it
+// adopted.
 func (s *Store) AdoptSurvivors(ctx context.Context, host ProcessHost) (int, error) {
 	list, err := s.processes(ctx, "", "", false)
 	if err != nil {
@@ -334,14 +343,14 @@ func (s *Store) AdoptSurvivors(ctx context.Context, host ProcessHost) (int, erro
 	adopted := 0
 	for _, p := range list {
 		if !p.Running {
-			if err := s.endUnowned(ctx, p.ID, p.Name+" was no longer running when buddi started again."); err != nil {
+			if err := s.endUnowned(ctx, p.ID, p.Name+" was no longer running when buddi started."); err != nil {
 				return adopted, err
 			}
 			continue
 		}
 		w, err := watchSurvivor(p.ident)
 		if err != nil {
-			if err := s.endUnowned(ctx, p.ID, p.Name+" was no longer running when buddi started again."); err != nil {
+			if err := s.endUnowned(ctx, p.ID, p.Name+" was no longer running when buddi started."); err != nil {
 				return adopted, err
 			}
 			continue

@@ -302,7 +302,7 @@ func (b *testBundle) record(t *testing.T, name string, id spawn.Identity) {
 
 // A process that outlived a killed buddi is listed as running with its old pid. At the next
 // start it gets an actor, so a stop (here buddi's own, the tree's shutdown) stops it, and its
-// own end is recorded; a row whose process is gone is recorded as exited, and one whose pid
+// own end is recorded; a row whose process is gone is recorded as stopped, and one whose pid
 // now belongs to another process (another start time) is never signalled.
 func TestSurvivorsOfAKilledBuddiAreAdopted(t *testing.T) {
 	b := setup(t)
@@ -340,8 +340,8 @@ func TestSurvivorsOfAKilledBuddiAreAdopted(t *testing.T) {
 		t.Errorf("web in the host's record: %+v %v", s, ok)
 	}
 	for _, name := range []string{"recycled", "gone"} {
-		if state, _, _, note, stopped := b.row(t, name); state != stateExited || !stopped || !strings.Contains(note, "no longer running") {
-			t.Errorf("%s: %s (%q), want exited", name, state, note)
+		if state, _, _, note, stopped := b.row(t, name); state != stateStopped || !stopped || !strings.Contains(note, "no longer running") {
+			t.Errorf("%s: %s (%q), want stopped", name, state, note)
 		}
 	}
 	if !spawn.Alive(stranger) {

@@ -265,10 +265,10 @@ func (s *Store) recorder(id int64) func(ctx context.Context, ev proc.Event) {
 // name, reason (its last crash), restarts, and the sentence for the owner.
 const EventProcessGaveUp = "process.gave_up"
 
-// endUnowned records a live row whose process no buddi owns any more as ended: it was gone
-// when buddi started (why says how).
+// endUnowned records a live row whose process no buddi owns any more as stopped (sentence
+// says how): it was gone when buddi started, or could not be supervised and was stopped.
 func (s *Store) endUnowned(ctx context.Context, id int64, sentence string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now(), state = 'exited', note = $2 WHERE id = $1 AND stopped_at IS NULL`, id, sentence); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now(), state = 'stopped', note = $2 WHERE id = $1 AND stopped_at IS NULL`, id, sentence); err != nil {
 		return fmt.Errorf("developer: record process %d ended: %w", id, err)
 	}
 	return nil
