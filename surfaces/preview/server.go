@@ -395,6 +395,19 @@ func refused(port int, others []int) error {
 	return nil
 }
 
+// copyBuffers are the proxies' copy buffers, reused across requests (a ReverseProxy without
+// a pool allocates 32 KiB for every response).
+var copyBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+
+// bufferPool is an httputil.BufferPool over a sync.Pool.
+type bufferPool struct{ pool sync.Pool }
+
+// Get returns a buffer.
+func (p *bufferPool) Get() []byte { return *p.pool.Get().(*[]byte) }
+
+// Put returns a buffer to the pool.
+func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
+
 var absoluteAsset = regexp.MustCompile(`(?i)\b(?:src|href)\s*=\s*["']/([^/"'][^"']*)?["']`)
 
 // proxy forwards to the socket's address with the prefix taken off and buddi's cookies taken
@@ -403,7 +416,8 @@ var absoluteAsset = regexp.MustCompile(`(?i)\b(?:src|href)\s*=\s*["']/([^/"'][^"
 func (s *Server) proxy(subject, prefix, addr string) http.Handler {
 	upstream := &url.URL{Scheme: "http", Host: addr}
 	return &httputil.ReverseProxy{
-		Transport: s.transport,
+		Transport:  s.transport,
+		BufferPool: copyBuffers,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(upstream)
 			pr.Out.URL.Path = "/" + strings.TrimPrefix(pr.In.URL.Path, prefix)
