@@ -4,16 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"buddi/agents"
 	"buddi/core/eventlog"
 	"buddi/plugins/developer"
 )
-
-// RemovedAgentSweep is how often buddi serve looks for processes of an agent whose file is
-// gone.
-const RemovedAgentSweep = 5 * time.Second
 
 // stopProcessesOfRemovedAgents stops the long-lived processes of every agent the catalogue no
 // longer has (its file was deleted), with an event each. A catalogue that does not load stops

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"log/slog"
 	"os"
 
 	"buddi/agents"
@@ -8,13 +10,33 @@ import (
 	"buddi/examples"
 )
 
-// catalogLoader loads the agents on the search path (the shipped examples, then the owner's
-// directories) each time it is asked, so an edited agent file applies to the next run, and
-// checks every grant against the registry.
-func catalogLoader(home string, reg *registry.Registry) func() (*agents.Catalog, error) {
+// liveCatalog is the agents on the search path (the shipped examples, then the owner's
+// directories), parsed once and again whenever a file of the owner's changes, so an edited
+// agent file applies to the next run; every grant is checked against the registry.
+func liveCatalog(home string, reg *registry.Registry, log *slog.Logger) *agents.Live {
 	agentsDir, skillsDir := agents.OwnerDirs(home, os.Getenv)
-	return func() (*agents.Catalog, error) {
-		return agents.Load(agents.Config{Examples: examples.FS, AgentsDir: agentsDir, SkillsDir: skillsDir,
-			KnownTools: func(name string) bool { _, ok := reg.Lookup(name); return ok }})
+	return agents.NewLive(agents.Config{Examples: examples.FS, AgentsDir: agentsDir, SkillsDir: skillsDir,
+		KnownTools: func(name string) bool { _, ok := reg.Lookup(name); return ok }}, log)
+}
+
+// watchAgents is the work of root/agents: it follows the owner's agent files and, at start and
+// after every change, calls changed (which stops the processes of an agent whose file is
+// gone).
+func watchAgents(live *agents.Live, changed func(ctx context.Context)) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		watched := make(chan error, 1)
+		go func() { watched <- live.Run(ctx) }()
+		changed(ctx)
+		for {
+			select {
+			case <-ctx.Done():
+				<-watched
+				return nil
+			case err := <-watched:
+				return err
+			case <-live.Changes():
+				changed(ctx)
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -148,13 +149,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			"restarts": ev.Restarts, "escalated": ev.Escalated,
 		})
 	})
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
-		defer cancel()
-		if serr := sys.Shutdown(stopCtx); serr != nil {
-			log.Error("stop actors", "err", serr)
-		}
-	}()
+	// The actors stop before the pools they use close: this early defer covers a return while
+	// starting, the one after the queue's pool below the orderly stop (it runs first).
+	var stopOnce sync.Once
+	stopActors := func() {
+		stopOnce.Do(func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+			defer cancel()
+			if serr := sys.Shutdown(stopCtx); serr != nil {
+				log.Error("stop actors", "err", serr)
+			}
+		})
+	}
+	defer stopActors()
 	var parts supervisor.Parts
 	if src.Cluster != nil {
 		parts.Postgres = supervisor.Postgres(src.Cluster, log)
@@ -200,6 +207,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return fmt.Errorf("open the queue's pool: %w", err)
 	}
 	defer riverPool.Close()
+	defer stopActors()
 	reg, err := registry.New(manifests...)
 	if err != nil {
 		return fmt.Errorf("load tools: %w", err)
@@ -216,7 +224,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	hub := &live.Hub{Scrub: scrub}
 	convs := conversation.NewStore(src.Pool)
 	convs.Scrub = scrub
-	catalog := catalogLoader(cfg.Home, reg)
+	agentFiles := liveCatalog(cfg.Home, reg, log)
+	defer agentFiles.Close()
+	catalog := agentFiles.Load
 	if _, err := catalog(); err != nil {
 		log.Warn("the agents do not load; runs fail until they do", "err", err)
 	}
@@ -326,9 +336,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			Remote: cfg.Remote(), PublicHost: cfg.WebHost, Seal: sealKey, CLIToken: cliToken}
 	}
 	services := supervisor.Services{
-		Dashboard:  dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(dashDeps()) }),
-		Preview:    dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),
-		Sentinels:  sentinels.Children(watch, allSentinels(manifests), sentinels.Loop),
+		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(dashDeps()) }),
+		Preview:   dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),
+		Sentinels: sentinels.Children(watch, allSentinels(manifests), sentinels.Loop),
+		Agents: actors.Go("agent files", watchAgents(agentFiles, func(ctx context.Context) {
+			sctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			stopProcessesOfRemovedAgents(sctx, catalog, devStore, recorder, log)
+		})),
 		Queue:      supervisor.Queue(q, qstate),
 		QueueState: qstate,
 	}
@@ -375,12 +390,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}); err != nil {
 		return err
 	}
-	stopSweep := refreshEvery(RemovedAgentSweep, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), RemovedAgentSweep)
-		defer cancel()
-		stopProcessesOfRemovedAgents(sctx, catalog, devStore, recorder, log)
-	})
-	defer stopSweep()
 	log.Info("buddi is serving", "listener", "http://"+h.listener, "database", src.Target, "startup", time.Since(started).Round(time.Millisecond))
 	announceSignIn(ctx, src.Pool, sealKey, cfg, log)
 	if opts.Ready != nil {

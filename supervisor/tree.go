@@ -16,6 +16,7 @@
 //	│       └── <run>.<n>    the agent loop of one turn
 //	├── workspaces   one-for-one: one supervisor per developer workspace
 //	│   └── <workspace>      its long-lived processes
+//	├── agents       the watch on the owner's agent files
 //	├── sentinels    one-for-one, 5 restarts in 10m: one actor per sentinel
 //	└── queue        the River client and its workers (started last)
 package supervisor
@@ -60,6 +61,8 @@ type Services struct {
 	Tailnet func() actors.Actor
 	// Sentinels are root/sentinels' children, one per sentinel.
 	Sentinels []actors.Child
+	// Agents produces root/agents: the watch on the owner's agent files.
+	Agents func() actors.Actor
 	// Queue produces root/queue, the actor that owns the River client: started last, so no
 	// job is handed out before the actors it reaches exist.
 	Queue func() actors.Actor
@@ -124,6 +127,11 @@ func (t *Tree) Start(s Services) error {
 			continue
 		}
 		if _, err := t.sys.Spawn(t.Surfaces, sf.name, sf.produce); err != nil {
+			return fmt.Errorf("supervision tree: %w", err)
+		}
+	}
+	if s.Agents != nil {
+		if _, err := t.sys.Spawn(t.Root, "agents", s.Agents); err != nil {
 			return fmt.Errorf("supervision tree: %w", err)
 		}
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 var treePaths = []string{
-	"root", "root/postgres", "root/queue", "root/surfaces", "root/surfaces/dashboard", "root/surfaces/preview",
+	"root", "root/postgres", "root/queue", "root/agents", "root/surfaces", "root/surfaces/dashboard", "root/surfaces/preview",
 	"root/conversations", "root/workspaces", "root/sentinels", "root/sentinels/developer.failing-tests",
 }
 
