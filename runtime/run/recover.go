@@ -9,68 +9,100 @@ import (
 	"github.com/riverqueue/river"
 
 	"buddi/core/eventlog"
+	"buddi/core/executor"
 )
 
-// Recover runs at start, when no other buddi can be working (the data directory's lock
-// says so): a run job still marked running belonged to the process that died. Its run is
-// enqueued again at once (the loop picks up where the transcript says, and repeats no
-// effect), and the dead job is cancelled, so River's rescue, an hour later, does not run it
-// a second time. It returns how many runs it recovered.
-func (r *Runner) Recover(ctx context.Context, client *river.Client[pgx.Tx]) (int, error) {
-	rows, err := r.Pool.Query(ctx, `SELECT id, kind, args FROM river.river_job
+// Recover runs at start, before the queue fetches a job, when the data directory's lock
+// proves that no other buddi works: a run job still running belonged to the process that
+// died. In one transaction a run, its dead jobs are ended (left running, they would count
+// as running until River's rescue, and be worked a second time then), the run is enqueued
+// again at once (the loop picks up where the transcript says and repeats no effect) and a
+// run.recovered event says so; a second call finds nothing and writes nothing. It returns
+// how many runs it recovered. The client is not used: the dead jobs are ended in the
+// transaction that enqueues their successor.
+func (r *Runner) Recover(ctx context.Context, _ *river.Client[pgx.Tx]) (int, error) {
+	rows, err := r.Pool.Query(ctx, `SELECT id, args FROM river.river_job
 		WHERE state = 'running' AND kind IN ('run.start', 'run.resume') ORDER BY id`)
 	if err != nil {
 		return 0, fmt.Errorf("find the runs buddi stopped in: %w", err)
 	}
 	type dead struct {
 		id   int64
-		kind string
 		args []byte
 	}
 	jobs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (dead, error) {
 		var d dead
-		err := row.Scan(&d.id, &d.kind, &d.args)
+		err := row.Scan(&d.id, &d.args)
 		return d, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("find the runs buddi stopped in: %w", err)
 	}
-	recovered := map[string]bool{}
+	var order []string           // the runs, in the order of their first dead job
+	byRun := map[string][]dead{} // a run may have left a start and a resume job
+	var unreadable []int64
 	for _, j := range jobs {
 		var a struct {
 			RunID string `json:"run_id"`
 		}
 		if err := json.Unmarshal(j.args, &a); err != nil || a.RunID == "" {
+			unreadable = append(unreadable, j.id)
 			continue
 		}
-		if _, err := client.JobCancel(ctx, j.id); err != nil {
-			return len(recovered), fmt.Errorf("cancel the dead job %d: %w", j.id, err)
+		if byRun[a.RunID] == nil {
+			order = append(order, a.RunID)
 		}
-		if recovered[a.RunID] {
-			continue
+		byRun[a.RunID] = append(byRun[a.RunID], j)
+	}
+	if len(unreadable) > 0 {
+		if err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+			return endDead(ctx, tx, unreadable, "buddi stopped while it ran, and its arguments name no run")
+		}); err != nil {
+			return 0, err
 		}
-		m, found, err := r.readMeta(ctx, a.RunID)
+	}
+	recovered := 0
+	for _, runID := range order {
+		left := byRun[runID]
+		m, found, err := r.readMeta(ctx, runID)
 		if err != nil {
-			return len(recovered), err
+			return recovered, err
 		}
-		args := StartArgs{RunID: a.RunID}
+		args := StartArgs{RunID: runID}
 		if found {
 			args.ConversationID, args.Agent, args.Surface, args.Interactive = m.ConversationID, m.Agent, m.Surface, m.Interactive
-		} else if err := json.Unmarshal(j.args, &args); err != nil {
-			continue
+		} else {
+			_ = json.Unmarshal(left[0].args, &args) // they parsed above; the run's own record is missing
 		}
 		args.Recovery = r.now().UnixNano()
+		ids := make([]int64, len(left))
+		for i, j := range left {
+			ids[i] = j.id
+		}
 		err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+			if err := endDead(ctx, tx, ids, "buddi stopped while it ran; the run was enqueued again at the next start"); err != nil {
+				return err
+			}
 			if err := Enqueue(ctx, tx, r.Insert, args); err != nil {
 				return err
 			}
-			_, err := eventlog.Append(ctx, tx, "run.recovered", args.ConversationID, map[string]any{"run_id": args.RunID, "dead_job": j.id})
+			_, err := eventlog.Append(ctx, tx, "run.recovered", args.ConversationID, map[string]any{"run_id": args.RunID, "dead_job": ids[0], "dead_jobs": ids})
 			return err
 		})
 		if err != nil {
-			return len(recovered), err
+			return recovered, fmt.Errorf("recover run %s: %w", runID, err)
 		}
-		recovered[a.RunID] = true
+		recovered++
 	}
-	return len(recovered), nil
+	return recovered, nil
+}
+
+// endDead ends the dead jobs ids in tx, saying why.
+func endDead(ctx context.Context, tx pgx.Tx, ids []int64, why string) error {
+	for _, id := range ids {
+		if _, err := executor.EndDeadJob(ctx, tx, id, why); err != nil {
+			return err
+		}
+	}
+	return nil
 }
