@@ -159,6 +159,9 @@ func (d developerSettings) StopAll(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, p := range list {
+		if !p.Running && p.State != "restarting" {
+			continue // ended already (exited, stopped or given up in the last day): listed, not running
+		}
 		if err := d.store.StopProcess(ctx, p.Agent, p.Name); err != nil && !errors.Is(err, developer.ErrNoProcess) {
 			return n, err
 		}

@@ -2,32 +2,12 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/url"
 	"strconv"
 
-	"buddi/plugins/developer"
 	"buddi/surfaces/preview"
 )
-
-// previewResolver finds a developer preview's port and process among the running processes,
-// on every request.
-func previewResolver(store *developer.Store) preview.Resolver {
-	return func(ctx context.Context, plugin, name string) (preview.Target, error) {
-		if plugin != developer.Name {
-			return preview.Target{}, preview.ErrUnknown
-		}
-		p, err := store.RunningProcess(ctx, name)
-		if errors.Is(err, developer.ErrNoProcess) || err == nil && (!p.Running || p.Port == nil) {
-			return preview.Target{}, preview.ErrUnknown
-		}
-		if err != nil {
-			return preview.Target{}, err
-		}
-		return preview.Target{Port: *p.Port, Pid: p.Pid}, nil
-	}
-}
 
 // previews is the dashboard's view of the preview server.
 type previews struct {

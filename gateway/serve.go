@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"buddi/actors"
 	"buddi/config"
@@ -174,7 +173,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	devStore := developer.NewStore(src.Pool, sealKey, nil)
 	devStore.Log = log
 	artifacts := artifact.NewStore(src.Pool, cfg.Home)
-	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Seal: sealKey, Resolve: previewResolver(devStore), Log: log,
+	previewSrv := preview.New(preview.Deps{Pool: src.Pool, Seal: sealKey, Resolve: preview.HostResolver(developer.Name, procs), Log: log,
 		Refused: refusedPorts(listener.Addr(), previewListener.Addr(), cfg.DatabaseURL)})
 	previewPort := previewListener.Addr().(*net.TCPAddr).Port
 	reminderLimits, err := scheduler.ReminderLimitsFromEnv(os.Getenv)
@@ -249,35 +248,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			}
 		}}
 	watch.Start = sentinelWake(catalog, convs, runner)
-	q, err := queue.New(riverPool, queue.Options{Log: log, Register: func(w *river.Workers) error {
-		if err := river.AddWorkerSafely(w, &sentinels.WakesWorker{Engine: watch}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &executor.ExpireWorker{Pool: src.Pool, Insert: insert}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &run.StartWorker{Runner: runner}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &run.ResumeWorker{Runner: runner}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &scheduler.MaterialiseWorker{Store: missions}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &scheduler.OccurrenceWorker{Store: missions, Start: missionStarter(convs, runner)}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &scheduler.RemindersWorker{Pool: src.Pool, Limits: reminderLimits, Wake: reminderWaker(convs, runner)}); err != nil {
-			return err
-		}
-		if err := river.AddWorkerSafely(w, &queue.DeadLetterWorker{Pool: src.Pool, Report: func(msg string) {
-			log.Warn("incident: " + msg)
-		}}); err != nil {
-			return err
-		}
-		return river.AddWorkerSafely(w, &executor.Worker{Executor: exec})
-	}, Periodic: []*river.PeriodicJob{executor.ExpirePeriodically(), queue.WatchDeadLettersPeriodically(), scheduler.MaterialisePeriodically(), scheduler.FireRemindersPeriodically(), sentinels.FlushWakesPeriodically()}, Queues: map[string]int{run.Queue: 50}})
+	// Each package registers its own workers; the root only names the parts.
+	register, periodic := queue.Wire(watch, exec, runner,
+		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},
+		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg) }})
+	q, err := queue.New(riverPool, queue.Options{Log: log, Register: register, Periodic: periodic, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,14 @@ func Enqueue(ctx context.Context, tx pgx.Tx, insert executor.Inserter, args Star
 	return nil
 }
 
+// Register adds the runtime's workers: a run's start and its resumption after an action.
+func (r *Runner) Register(w *river.Workers) error {
+	if err := river.AddWorkerSafely(w, &StartWorker{Runner: r}); err != nil {
+		return err
+	}
+	return river.AddWorkerSafely(w, &ResumeWorker{Runner: r})
+}
+
 // Horizon is how long and how often a run is retried.
 type Horizon struct {
 	Within   time.Duration   // from the job's creation
