@@ -184,6 +184,7 @@ func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 				}
 			}
 			back.Do(end)
+			backAt := time.Now()
 			for range 2 {
 				select {
 				case got := <-done:
@@ -194,6 +195,7 @@ func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 					t.Fatal("an outcome was never written")
 				}
 			}
+			t.Logf("both outcomes written %v after the database was back", time.Since(backAt).Round(time.Millisecond))
 
 			if auto.runs.Load() != 1 || gated.runs.Load() != 1 {
 				t.Errorf("dispatched auto %d, gated %d times; want once each", auto.runs.Load(), gated.runs.Load())
