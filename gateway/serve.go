@@ -337,7 +337,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	if node != nil {
 		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, node.Names, src.Pool, sealKey, log), pool: src.Pool, seal: sealKey,
-			previews: previewSrv, previewPort: previewPort, devStore: devStore, log: log}
+			previews: previewSrv, previewPort: previewPort, devStore: devStore, procs: procs, log: log}
 		tn.dashboard = func() *dashboard.Server {
 			d := dashDeps()
 			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/config"
@@ -19,6 +20,8 @@ import (
 	"buddi/health"
 	"buddi/plugins/developer"
 	"buddi/surfaces/dashboard"
+	"buddi/supervisor"
+	"buddi/supervisor/proc"
 	"buddi/surfaces/preview"
 	"buddi/tailnet"
 )
@@ -26,10 +29,6 @@ import (
 // TailnetAuthKeyName is the vault entry that holds the tailnet auth key (`buddi tailnet
 // authkey`); TS_AUTHKEY in the environment wins over it.
 const TailnetAuthKeyName = "TS_AUTHKEY"
-
-// TailnetReconcile is how often the processes' tailnet ports are brought in line with the
-// running processes and the Settings → Developer switch.
-const TailnetReconcile = 500 * time.Millisecond
 
 // tailnetWanted reports whether this run puts buddi on the tailnet: the --tailnet flag, or the
 // saved setting.
@@ -67,6 +66,7 @@ type tailnetServing struct {
 	previews    *preview.Server
 	previewPort int
 	devStore    *developer.Store
+	procs       *supervisor.ProcessHost // what runs: its changes move the ports
 	log         *slog.Logger
 
 	mu     sync.Mutex
@@ -100,24 +100,65 @@ func (t *tailnetServing) health(ctx context.Context) *health.Tailnet {
 
 // wantedRoutes are the developer processes that get a tailnet port: all running ones with a
 // port, when the owner turned the switch on; none otherwise. Ports the node itself serves and
-// privileged ones are left out.
+// privileged ones are left out. What runs is the process host's record, in memory.
 func (t *tailnetServing) wantedRoutes(ctx context.Context) ([]tailnet.Route, error) {
 	on, err := t.devStore.TailnetPreviews(ctx)
 	if err != nil || !on {
 		return nil, err
 	}
-	procs, err := t.devStore.Processes(ctx, "")
-	if err != nil {
-		return nil, err
-	}
 	var out []tailnet.Route
-	for _, p := range procs {
-		if !p.Running || p.Port == nil || *p.Port < 1024 || *p.Port == t.previewPort {
+	for _, p := range t.procs.List("") {
+		if p.State != proc.StateRunning || p.Port < 1024 || p.Port == t.previewPort {
 			continue
 		}
-		out = append(out, tailnet.Route{Plugin: developer.Name, Name: p.Name, Port: *p.Port})
+		out = append(out, tailnet.Route{Plugin: developer.Name, Name: p.Name, Port: p.Port})
 	}
 	return out, nil
+}
+
+// followSwitch signals flips each time the Settings → Developer switch is set (the developer
+// store announces it on developer.TailnetChannel), and once after each (re)connection, since a
+// flip may have been missed meanwhile. It returns when ctx ends.
+func (t *tailnetServing) followSwitch(ctx context.Context, flips chan<- struct{}) {
+	signal := func() {
+		select {
+		case flips <- struct{}{}:
+		default:
+		}
+	}
+	pause := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := func() error {
+			conn, err := t.pool.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			// A connection that listens goes when done, never back to the pool.
+			c := conn.Hijack()
+			defer c.Close(context.WithoutCancel(ctx))
+			if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{developer.TailnetChannel}.Sanitize()); err != nil {
+				return err
+			}
+			pause = 100 * time.Millisecond
+			signal()
+			for {
+				if _, err := c.WaitForNotification(ctx); err != nil {
+					return err
+				}
+				signal()
+			}
+		}()
+		if ctx.Err() != nil {
+			return
+		}
+		t.log.Warn("the tailnet switch is not followed until the database answers again", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
 }
 
 // serve puts the dashboard (80, and 443 when the tailnet offers a certificate), the preview
@@ -181,21 +222,29 @@ func (t *tailnetServing) serve(ctx context.Context) error {
 		t.mu.Unlock()
 	}()
 	t.log.Info("the dashboard is on the tailnet", "url", "http://"+t.node.Status().DNSName+"/")
-	tick := time.NewTicker(TailnetReconcile)
-	defer tick.Stop()
-	failing := false // the processes could not be read last time: said once, not twice a second
-	for {
+	// The processes' ports follow what runs (the process host's changes) and the switch (its
+	// notifications): nothing is polled.
+	flips := make(chan struct{}, 1)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		t.followSwitch(ctx, flips)
+	}()
+	defer func() { <-listening }()
+	reconcile := func() {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
 		want, err := t.wantedRoutes(rctx)
-		cancel()
-		switch {
-		case err != nil && ctx.Err() == nil && !failing:
-			t.log.Warn("read the processes for their tailnet ports; the open ones stay as they are", "err", err)
-			failing = true
-		case err == nil:
-			failing = false
-			routes.Reconcile(want)
+		if err != nil {
+			if ctx.Err() == nil {
+				t.log.Warn("read the tailnet switch; the open ports stay as they are", "err", err)
+			}
+			return
 		}
+		routes.Reconcile(want)
+	}
+	reconcile()
+	for {
 		select {
 		case <-ctx.Done():
 			return nil
@@ -204,7 +253,10 @@ func (t *tailnetServing) serve(ctx context.Context) error {
 				return nil
 			}
 			return fmt.Errorf("a tailnet listener stopped: %v", err)
-		case <-tick.C:
+		case <-t.procs.Changes():
+			reconcile()
+		case <-flips:
+			reconcile()
 		}
 	}
 }

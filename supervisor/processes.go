@@ -57,6 +57,8 @@ type ProcessHost struct {
 
 	mu    sync.Mutex
 	procs map[string]*supervised // by process name (unique across the installation)
+
+	changes chan struct{} // one pending signal after the record changed
 }
 
 // supervised is the host's record of one process, kept by its actor.
@@ -89,6 +91,7 @@ func NewProcessHost(sys *actors.System, workspaces *actors.Ref, deps ProcessDeps
 		sys: sys, workspaces: workspaces, grace: grace, log: log.With("service", "processes"),
 		strategy: actors.Strategy{Kind: actors.OneForOne, Budget: budget, Contain: true},
 		procs:    map[string]*supervised{},
+		changes:  make(chan struct{}, 1),
 	}
 }
 
@@ -111,6 +114,7 @@ func (h *ProcessHost) Adopt(ctx context.Context, spec proc.Spec) error {
 	}
 	h.procs[spec.Name] = e
 	h.mu.Unlock()
+	h.touch()
 
 	ws, err := h.workspace(spec.Workspace)
 	if err == nil {
@@ -186,6 +190,7 @@ func (h *ProcessHost) take(ctx context.Context, e *supervised) (proc.Proc, error
 	}
 	e.status.State, e.status.Pid, e.status.Since = proc.StateRunning, p.Pid(), time.Now()
 	h.mu.Unlock()
+	h.touch()
 	return p, nil
 }
 
@@ -211,6 +216,7 @@ func (h *ProcessHost) finished(e *supervised) func(c *actors.Context, err error)
 			e.status.State, e.status.Pid, e.status.Reason, e.status.Since = proc.StateRestarting, 0, err.Error(), time.Now()
 			restarts := e.status.Restarts
 			h.mu.Unlock()
+			h.touch()
 			e.rec.add(proc.Event{Kind: proc.Crashed, Workspace: e.spec.Workspace, Name: e.spec.Name, Reason: err.Error(), Restarts: restarts})
 			panic(fmt.Sprintf("%s %s", e.spec.Name, err))
 		}
@@ -230,6 +236,7 @@ func (h *ProcessHost) gaveUp(path string, restarts int) {
 	delete(h.procs, name)
 	reason := e.status.Reason
 	h.mu.Unlock()
+	h.touch()
 	within := h.strategy.Budget.Within
 	e.rec.add(proc.Event{Kind: proc.GaveUp, Workspace: e.spec.Workspace, Name: name, Reason: reason, Restarts: restarts,
 		Sentence: fmt.Sprintf("%s kept crashing (last: %s) and was started again %d %s within %s, so buddi stopped it: read its output with developer.output, fix it and start it again.",
@@ -239,11 +246,27 @@ func (h *ProcessHost) gaveUp(path string, restarts int) {
 // forget drops e from the record, if it is still there.
 func (h *ProcessHost) forget(e *supervised) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.procs[e.spec.Name] == e {
+	gone := h.procs[e.spec.Name] == e
+	if gone {
 		delete(h.procs, e.spec.Name)
 	}
+	h.mu.Unlock()
+	if gone {
+		h.touch()
+	}
 }
+
+// touch signals Changes.
+func (h *ProcessHost) touch() {
+	select {
+	case h.changes <- struct{}{}:
+	default:
+	}
+}
+
+// Changes signals after the record changed: a process started, crashed, was started again,
+// ended or was stopped (at most one signal waits). The tailnet's per-process ports follow it.
+func (h *ProcessHost) Changes() <-chan struct{} { return h.changes }
 
 func (h *ProcessHost) path(workspace, name string) string {
 	return h.workspaces.Path() + "/" + workspace + "/" + name
@@ -288,6 +311,7 @@ func (h *ProcessHost) StopAll(ctx context.Context, workspace string) error {
 		}
 	}
 	h.mu.Unlock()
+	h.touch()
 	if err != nil {
 		return fmt.Errorf("process host: stop the processes of %s: %w", workspace, err)
 	}

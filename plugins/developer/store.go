@@ -473,8 +473,12 @@ func (s *Store) TailnetPreviews(ctx context.Context) (bool, error) {
 	return on, nil
 }
 
-// SetTailnetPreviews sets the Tailscale switch, sealed. Only the owner's surfaces call it
-// (the dashboard's Settings → Developer and `buddi tailnet previews`); no tool does.
+// TailnetChannel is the notification channel a change of the tailnet switch is announced on.
+const TailnetChannel = "buddi_developer_tailnet"
+
+// SetTailnetPreviews sets the Tailscale switch, sealed, and announces it on TailnetChannel.
+// Only the owner's surfaces call it (the dashboard's Settings → Developer and `buddi tailnet
+// previews`); no tool does.
 func (s *Store) SetTailnetPreviews(ctx context.Context, on bool) error {
 	if s == nil || s.pool == nil {
 		return errNoDatabase
@@ -483,9 +487,16 @@ func (s *Store) SetTailnetPreviews(ctx context.Context, on bool) error {
 		return ErrNoKey
 	}
 	at := s.stamp()
-	_, err := s.pool.Exec(ctx, `INSERT INTO developer.tailnet (id, previews, updated_at, seal) VALUES (true, $1, $2, $3)
-		ON CONFLICT (id) DO UPDATE SET previews = EXCLUDED.previews, updated_at = EXCLUDED.updated_at, seal = EXCLUDED.seal`,
-		on, at, s.key.Seal(purposeTailnet, strconv.FormatBool(on), seal.Stamp(at)))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO developer.tailnet (id, previews, updated_at, seal) VALUES (true, $1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET previews = EXCLUDED.previews, updated_at = EXCLUDED.updated_at, seal = EXCLUDED.seal`,
+			on, at, s.key.Seal(purposeTailnet, strconv.FormatBool(on), seal.Stamp(at))); err != nil {
+			return err
+		}
+		// A running buddi follows the switch (its tailnet ports) when this commits.
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, TailnetChannel, strconv.FormatBool(on))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("developer: set the tailnet switch: %w", err)
 	}
