@@ -19,9 +19,9 @@ import (
 	"buddi/core/vault"
 	"buddi/health"
 	"buddi/plugins/developer"
-	"buddi/surfaces/dashboard"
 	"buddi/supervisor"
 	"buddi/supervisor/proc"
+	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
 	"buddi/tailnet"
 )
