@@ -256,7 +256,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
-	if n, err := runner.Recover(ctx, q.Client()); err != nil {
+	if n, err := runner.Recover(ctx); err != nil {
 		return err
 	} else if n > 0 {
 		log.Warn("runs were working when buddi stopped; they carry on now", "count", n)
@@ -272,6 +272,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	} else if n > 0 {
 		log.Warn("actions were executing when buddi stopped; they are unknown now and wait for your review", "count", n)
+	}
+	// Whatever else the dead process was working (sweeps, wakes, occurrences) runs again now.
+	if n, err := queue.RescueDead(ctx, src.Pool); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("jobs were running when buddi stopped; they run again now", "count", n)
 	}
 
 	qstate := &supervisor.QueueState{}

@@ -129,7 +129,7 @@ func (h *ConversationHost) open(ctx context.Context, conversation string) (*acto
 		}
 		var self atomic.Pointer[actors.Ref]
 		produce := func() actors.Actor {
-			return &conversationActor{idle: h.Idle, gone: func() { h.drop(conversation, self.Load()) }}
+			return &conversationActor{wait: h.Idle, gone: func() { h.drop(conversation, self.Load()) }}
 		}
 		var ref *actors.Ref
 		ref, err = h.sys.SpawnSupervisor(h.parent, conversation, RunStrategy, produce)
@@ -211,13 +211,14 @@ type pendingTurn struct {
 
 // conversationActor serialises a conversation's turns.
 type conversationActor struct {
-	idle    time.Duration
+	wait    time.Duration // Idle
 	gone    func() // tells the host this actor left the tree
 	queue   []*pendingTurn
 	running *pendingTurn
-	seq     int  // numbers the run actors, so a run's next attempt never meets its last one's name
-	idleGen int  // numbers the idle ticks: only the latest counts
-	leaving bool // passivating: every message is refused, the host builds a new actor
+	seq     int         // numbers the run actors, so a run's next attempt never meets its last one's name
+	idleGen int         // numbers the idle ticks: only the latest counts
+	idle    *time.Timer // the pending idle tick, stopped with the actor
+	leaving bool        // passivating: every message is refused, the host builds a new actor
 }
 
 func (a *conversationActor) Receive(c *actors.Context) {
@@ -256,7 +257,10 @@ func (a *conversationActor) Receive(c *actors.Context) {
 		}
 		a.leaving = true
 		c.Stop(c.Self())
-	case actors.Stopping:
+	case actors.Stopping, actors.Restarting:
+		if a.idle != nil {
+			a.idle.Stop()
+		}
 		a.leaving = true
 		if a.running != nil {
 			a.running.cancel(errors.New("the conversation's actor stopped"))
@@ -318,5 +322,8 @@ func (a *conversationActor) next(c *actors.Context) {
 func (a *conversationActor) armIdle(c *actors.Context) {
 	a.idleGen++
 	gen, self, send := a.idleGen, c.Self(), c.Sender()
-	time.AfterFunc(a.idle, func() { send(self, idleTick{gen: gen}) })
+	if a.idle != nil {
+		a.idle.Stop()
+	}
+	a.idle = time.AfterFunc(a.wait, func() { send(self, idleTick{gen: gen}) })
 }

@@ -185,6 +185,9 @@ func (t *startTool) Describe(ctx context.Context, call plugins.Call) (plugins.En
 	}, nil
 }
 
+// ReportsDispatch: Execute calls plugins.Dispatch just before the process starts.
+func (t *startTool) ReportsDispatch() bool { return true }
+
 // Execute starts the process, supervised by the host, and records it.
 func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *plugins.Envelope) (plugins.Result, error) {
 	a, c, err := t.prepare(ctx, call)
@@ -223,6 +226,10 @@ func (t *startTool) Execute(ctx context.Context, call plugins.Call, approved *pl
 	spec, err := specFor()
 	if err != nil {
 		return toolResult(err)
+	}
+	// Nothing has started yet: from here the process runs, and the ledger says so.
+	if err := plugins.Dispatch(ctx); err != nil {
+		return toolResult(refusef("%s was not started: %v", c.verdict.Argv[0], err))
 	}
 	sp, err := spawn.Start(spec, logPath)
 	if err != nil {

@@ -156,6 +156,10 @@ func (c *runCall) timeout() time.Duration {
 	return defaultRunTimeout
 }
 
+// ReportsDispatch: Execute calls plugins.Dispatch just before the command starts, so a call
+// that never got that far is known not to have run.
+func (t *runTool) ReportsDispatch() bool { return true }
+
 // Execute runs the command: decided again (the mode is read on this call), a gated one only
 // with an approved envelope, spawned with the environment this plugin builds.
 func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plugins.Envelope) (plugins.Result, error) {
@@ -171,6 +175,10 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 	}, approved, Name+".run")
 	if err != nil {
 		return toolResult(err)
+	}
+	// Nothing has happened yet: from here the command runs, and the ledger says so.
+	if err := plugins.Dispatch(ctx); err != nil {
+		return toolResult(refusef("%s was not started: %v", c.verdict.Argv[0], err))
 	}
 	res, err := spawn.Run(ctx, spec)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
 	"buddi/core/eventlog"
 	"buddi/core/executor"
@@ -18,9 +17,9 @@ import (
 // as running until River's rescue, and be worked a second time then), the run is enqueued
 // again at once (the loop picks up where the transcript says and repeats no effect) and a
 // run.recovered event says so; a second call finds nothing and writes nothing. It returns
-// how many runs it recovered. The client is not used: the dead jobs are ended in the
-// transaction that enqueues their successor.
-func (r *Runner) Recover(ctx context.Context, _ *river.Client[pgx.Tx]) (int, error) {
+// how many runs it recovered. The dead jobs are ended in the transaction that enqueues their
+// successor.
+func (r *Runner) Recover(ctx context.Context) (int, error) {
 	rows, err := r.Pool.Query(ctx, `SELECT id, args FROM river.river_job
 		WHERE state = 'running' AND kind IN ('run.start', 'run.resume') ORDER BY id`)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"buddi/internal/pgtest"
-	"buddi/queue"
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
 )
@@ -25,11 +24,7 @@ func TestRecoverTwiceRecoversOnce(t *testing.T) {
 		WHERE kind = 'run.start' AND args->>'run_id' = $1`, sent.RunID); err != nil {
 		t.Fatal(err)
 	}
-	client, err := queue.InsertOnly(h.pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := h.runner.Recover(ctx, client); err != nil || n != 1 {
+	if n, err := h.runner.Recover(ctx); err != nil || n != 1 {
 		t.Fatalf("first Recover = %d, %v; want 1", n, err)
 	}
 	var events, jobs, running int
@@ -45,7 +40,7 @@ func TestRecoverTwiceRecoversOnce(t *testing.T) {
 		t.Errorf("%d jobs still running after Recover; want the dead one ended", running)
 	}
 	e0, j0 := events, jobs
-	if n, err := h.runner.Recover(ctx, client); err != nil || n != 0 {
+	if n, err := h.runner.Recover(ctx); err != nil || n != 0 {
 		t.Errorf("second Recover = %d, %v; want 0", n, err)
 	}
 	count()
