@@ -212,7 +212,7 @@ type pendingTurn struct {
 // conversationActor serialises a conversation's turns.
 type conversationActor struct {
 	wait    time.Duration // Idle
-	gone    func() // tells the host this actor left the tree
+	gone    func()        // tells the host this actor left the tree
 	queue   []*pendingTurn
 	running *pendingTurn
 	seq     int         // numbers the run actors, so a run's next attempt never meets its last one's name
