@@ -11,8 +11,9 @@ import (
 
 // leaves are the packages that import no buddi package, and why.
 var leaves = map[string]string{
-	"plugins": "the plugin contract: plugins and core both import it, and it imports neither",
-	"sandbox": "the sandbox: its launcher runs in every binary that links it, before the rest of the binary, and must not pull buddi in with it",
+	"core/events": "the catalogue of event kinds and payloads: every package that records or reads events imports it",
+	"plugins":     "the plugin contract: plugins and core both import it, and it imports neither",
+	"sandbox":     "the sandbox: its launcher runs in every binary that links it, before the rest of the binary, and must not pull buddi in with it",
 }
 
 // TestLeavesImportNoBuddiPackage fails on a non-test file of a leaf package that imports a
