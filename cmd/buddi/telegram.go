@@ -32,10 +32,10 @@ func (telegramSetupCmd) Run(env *runEnv) error {
 	defer cancel()
 	me, err := gateway.TelegramAPI(token).GetMe(ctx)
 	if telegram.Unauthorized(err) {
-		return &exitError{code: 1, err: fmt.Errorf("Telegram refused that token: copy it again from @BotFather")}
+		return &exitError{code: 1, err: errors.New("that token was refused by Telegram: copy it again from @BotFather")}
 	}
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("Telegram could not be asked about the token: %v", err)}
+		return &exitError{code: 1, err: fmt.Errorf("could not ask Telegram about the token: %v", err)}
 	}
 	v, err := openVault()
 	if err != nil {

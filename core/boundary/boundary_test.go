@@ -8,7 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -135,7 +135,7 @@ func listCore(t *testing.T) []pkg {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()

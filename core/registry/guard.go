@@ -24,9 +24,6 @@ type guarded[T any] struct {
 	ctxErr error
 }
 
-// ok reports whether the tool returned, without an error.
-func (g guarded[T]) ok() bool { return !g.panicked && !g.abandoned && g.err == nil }
-
 // cause is the failure for the log: the panic, the context's error or the tool's error.
 func (g guarded[T]) cause() error {
 	switch {

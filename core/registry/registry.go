@@ -135,7 +135,7 @@ func load(m plugins.Manifest, tool plugins.Tool) (e *entry, err error) {
 func specOf(tool plugins.Tool) (spec plugins.Spec, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("Spec panicked: %v", p)
+			err = fmt.Errorf("its Spec panicked: %v", p)
 		}
 	}()
 	return cloneSpec(tool.Spec()), nil

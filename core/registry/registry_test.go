@@ -50,7 +50,7 @@ func TestNewRefuses(t *testing.T) {
 		{"schema true", []plugins.Manifest{manifest(with("test.a", schema(`true`)))}, "test.a", "not a JSON object"},
 		{"schema type string", []plugins.Manifest{manifest(with("test.a", schema(`{"type":"string"}`)))}, "test.a", `"type": "object"`},
 		{"schema without type", []plugins.Manifest{manifest(with("test.a", schema(`{"properties":{}}`)))}, "test.a", `"type": "object"`},
-		{"spec panics", []plugins.Manifest{manifest(&panicSpecTool{newTool("test.a", plugins.TierAuto)})}, "#0", "Spec panicked"},
+		{"spec panics", []plugins.Manifest{manifest(&panicSpecTool{newTool("test.a", plugins.TierAuto)})}, "#0", "its Spec panicked"},
 		{"unknown tier", []plugins.Manifest{manifest(with("test.a", func(s *plugins.Spec) { s.Tier = "sometimes" }))}, "test.a", `unknown tier "sometimes"`},
 	}
 	for _, tt := range tests {

@@ -166,21 +166,21 @@ func (s *Store) StopProcess(ctx context.Context, agent, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range list {
+	if len(list) > 0 { // a name runs at most once
+		p := list[0]
 		tag, err := s.pool.Exec(ctx, `UPDATE developer.processes SET stopped_at = now(), state = 'stopped' WHERE id = $1 AND stopped_at IS NULL`, p.ID)
 		if err != nil {
 			return fmt.Errorf("developer: record %s stopped: %w", name, err)
 		}
-		if tag.RowsAffected() == 0 {
-			break // stopped meanwhile
-		}
-		if p.Running {
-			if err := spawn.Stop(p.ident, 5*time.Second); err != nil && !errors.Is(err, spawn.ErrStale) {
-				_, _ = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE developer.processes SET stopped_at = NULL, state = $2 WHERE id = $1`, p.ID, p.State)
-				return fmt.Errorf("developer: stop %s: %w", name, err)
+		if tag.RowsAffected() > 0 { // else: stopped meanwhile
+			if p.Running {
+				if err := spawn.Stop(p.ident, 5*time.Second); err != nil && !errors.Is(err, spawn.ErrStale) {
+					_, _ = s.pool.Exec(context.WithoutCancel(ctx), `UPDATE developer.processes SET stopped_at = NULL, state = $2 WHERE id = $1`, p.ID, p.State)
+					return fmt.Errorf("developer: stop %s: %w", name, err)
+				}
 			}
+			return nil
 		}
-		return nil
 	}
 	return fmt.Errorf("%s has no running process %q: %w", agent, name, ErrNoProcess)
 }
