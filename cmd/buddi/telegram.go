@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -32,7 +33,7 @@ func (telegramSetupCmd) Run(env *runEnv) error {
 	defer cancel()
 	me, err := gateway.TelegramAPI(token).GetMe(ctx)
 	if telegram.Unauthorized(err) {
-		return &exitError{code: 1, err: errors.New("that token was refused by Telegram: copy it again from @BotFather")}
+		return &exitError{code: 1, err: errors.New("the Telegram bot API refused that token: copy it again from @BotFather")}
 	}
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("could not ask Telegram about the token: %v", err)}
