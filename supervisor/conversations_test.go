@@ -87,13 +87,30 @@ func TestRunPanicIsACrashTheConversationSurvives(t *testing.T) {
 	ctx := context.Background()
 
 	var tries atomic.Int32
-	err := h.Run(ctx, "c1", "r1", func(ctx context.Context) error {
-		if tries.Add(1) == 1 {
-			panic("the provider adapter broke")
-		}
-		return nil
-	})
-	if err != nil || tries.Load() != 2 {
+	again := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- h.Run(ctx, "c1", "r1", func(ctx context.Context) error {
+			if tries.Add(1) == 1 {
+				panic("the provider adapter broke")
+			}
+			close(again)
+			<-release
+			return nil
+		})
+	}()
+	<-again
+	// What /api/health shows during the turn: the conversation's actor and its run's, the
+	// run restarted once.
+	if n, ok := node(sys, "root/conversations/c1/r1.1"); !ok || n.Restarts != 1 || n.State != actors.StateRunning {
+		t.Errorf("run node %+v (%v): want it running after one restart", n, ok)
+	}
+	if n, ok := node(sys, "root/conversations/c1"); !ok || !n.Supervisor || n.Restarts != 0 {
+		t.Errorf("conversation node %+v (%v): want the conversation's actor, never restarted", n, ok)
+	}
+	close(release)
+	if err := waitErr(t, done); err != nil || tries.Load() != 2 {
 		t.Fatalf("Run = %v after %d tries; want it answered on the restart", err, tries.Load())
 	}
 	ev := events.Next(t)
@@ -101,7 +118,7 @@ func TestRunPanicIsACrashTheConversationSurvives(t *testing.T) {
 		t.Fatalf("event %+v: want the run's restart for its panic", ev)
 	}
 
-	err = h.Run(ctx, "c1", "r2", func(ctx context.Context) error { panic("a tool broke") })
+	err := h.Run(ctx, "c1", "r2", func(ctx context.Context) error { panic("a tool broke") })
 	var crash *supervisor.CrashError
 	if !errors.As(err, &crash) || crash.Run != "r2" || crash.Restarts != supervisor.RunStrategy.Budget.MaxRestarts || !strings.Contains(crash.Reason, "a tool broke") {
 		t.Fatalf("Run = %v; want a CrashError for r2 after %d restarts", err, supervisor.RunStrategy.Budget.MaxRestarts)
