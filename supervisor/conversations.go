@@ -68,32 +68,54 @@ const hostAttempts = 4
 
 // Run delivers the turn of run runID to conversation's actor and waits for its end: it runs
 // after the conversation's earlier turns, as the run actor runID, and its error is the turn's.
-// A cancelled ctx (the job's lease lost, buddi stopping) ends the wait and the turn.
+// When the turn was delivered already (Deliver) and runs, or is waiting, Run joins it; when it
+// ended since without anyone waiting, Run gets its result at once. A cancelled ctx (the job's
+// lease lost, buddi stopping) ends the wait, and the turn when Run started it.
 func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error {
-	msg := runTurn{ctx: ctx, runID: runID, turn: turn}
+	v, err := h.ask(ctx, conversation, runTurn{ctx: ctx, runID: runID, turn: turn})
+	if err != nil {
+		return err
+	}
+	res, _ := v.(turnResult)
+	return res.err
+}
+
+// Deliver hands the turn of run runID to conversation's actor without waiting for it: the
+// owner's message starts its run at once instead of when the queue fetches its job, and the
+// job, which stays the durable record, joins the run when it comes (Run). ctx bounds the
+// turn, not the delivery.
+func (h *ConversationHost) Deliver(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, err := h.ask(dctx, conversation, runTurn{ctx: ctx, runID: runID, turn: turn, detached: true})
+	return err
+}
+
+// ask sends msg to conversation's actor and waits for its answer, building the actor again
+// when it left the tree under the message.
+func (h *ConversationHost) ask(ctx context.Context, conversation string, msg runTurn) (any, error) {
 	var last error
 	for range hostAttempts {
 		ref, err := h.open(ctx, conversation)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		v, err := h.sys.Request(ctx, ref, msg)
 		if err == nil {
-			res, _ := v.(turnResult)
-			return res.err
+			return v, nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("run %s: %w", runID, err)
+			return nil, fmt.Errorf("run %s: %w", msg.runID, err)
 		}
 		if !errors.Is(err, actors.ErrNotRunning) && !errors.Is(err, errPassivated) {
-			return fmt.Errorf("run %s: %w", runID, err)
+			return nil, fmt.Errorf("run %s: %w", msg.runID, err)
 		}
 		// The actor left the tree (passivated, or stopped past its budget) before the turn
 		// ended: a new one takes it, and the turn picks up where its transcript says.
 		h.drop(conversation, ref)
 		last = err
 	}
-	return fmt.Errorf("run %s: the conversation's actor kept ending: %w", runID, last)
+	return nil, fmt.Errorf("run %s: the conversation's actor kept ending: %w", msg.runID, last)
 }
 
 // Stop stops the turn of run runID when it is the one running in conversation: its context is
@@ -180,9 +202,10 @@ func (h *ConversationHost) Open() int {
 type (
 	// runTurn asks for a turn; the answer is a turnResult once it has ended.
 	runTurn struct {
-		ctx   context.Context
-		runID string
-		turn  func(ctx context.Context) error
+		ctx      context.Context
+		runID    string
+		turn     func(ctx context.Context) error
+		detached bool // answered at once; the result waits for the run's job (Deliver)
 	}
 	turnResult struct{ err error }
 	// stopTurn asks to stop the running turn of runID; the answer says whether it was.
@@ -202,8 +225,8 @@ type (
 // pendingTurn is a turn the conversation holds: waiting, or running as its child.
 type pendingTurn struct {
 	runTurn
-	reply  *actors.Reply
-	ctx    context.Context         // the turn's: the job's, cancelled by a stop
+	replies []*actors.Reply         // who waits for its end
+	ctx     context.Context         // the turn's: its first caller's, cancelled by a stop
 	cancel context.CancelCauseFunc // stops the turn with a cause
 	path   string                  // the run actor's, once it runs
 	ref    *actors.Ref
@@ -219,20 +242,57 @@ type conversationActor struct {
 	idleGen int         // numbers the idle ticks: only the latest counts
 	idle    *time.Timer // the pending idle tick, stopped with the actor
 	leaving bool        // passivating: every message is refused, the host builds a new actor
+	// ended keeps the results of delivered turns that ended before their job came for them
+	// (oldest first, at most keepEnded): the job takes its result once.
+	ended []endedTurn
 }
+
+// endedTurn is a delivered turn's result, waiting for its job.
+type endedTurn struct {
+	runID string
+	err   error
+}
+
+// keepEnded bounds the results a conversation keeps for jobs still to come.
+const keepEnded = 64
 
 func (a *conversationActor) Receive(c *actors.Context) {
 	switch m := c.Message().(type) {
 	case actors.Started:
 		a.armIdle(c)
 	case runTurn:
-		reply := c.Defer()
-		if a.leaving {
-			reply.Fail(errPassivated)
+		var reply *actors.Reply
+		if m.detached {
+			if a.leaving {
+				c.Defer().Fail(errPassivated)
+				return
+			}
+			c.Respond(true)
+		} else {
+			reply = c.Defer()
+			if a.leaving {
+				reply.Fail(errPassivated)
+				return
+			}
+		}
+		if t := a.find(m.runID); t != nil { // delivered and its job came, or the other way round
+			if reply != nil {
+				t.replies = append(t.replies, reply)
+			}
 			return
 		}
+		if reply != nil {
+			if err, ok := a.takeEnded(m.runID); ok {
+				reply.Answer(turnResult{err: err})
+				return
+			}
+		}
 		ctx, cancel := context.WithCancelCause(m.ctx)
-		a.queue = append(a.queue, &pendingTurn{runTurn: m, reply: reply, ctx: ctx, cancel: cancel})
+		t := &pendingTurn{runTurn: m, ctx: ctx, cancel: cancel}
+		if reply != nil {
+			t.replies = append(t.replies, reply)
+		}
+		a.queue = append(a.queue, t)
 		a.next(c)
 	case stopTurn:
 		if a.running != nil && a.running.runID == m.runID {
@@ -275,14 +335,47 @@ func (a *conversationActor) Receive(c *actors.Context) {
 	}
 }
 
-// finish answers the running turn and starts the next.
+// finish answers the running turn and starts the next. A delivered turn nobody waits for yet
+// keeps its result for its job.
 func (a *conversationActor) finish(c *actors.Context, err error) {
 	t := a.running
 	a.running = nil
 	t.cancel(context.Canceled)
-	t.reply.Answer(turnResult{err: err})
+	for _, r := range t.replies {
+		r.Answer(turnResult{err: err})
+	}
+	if len(t.replies) == 0 {
+		if len(a.ended) == keepEnded {
+			a.ended = a.ended[1:]
+		}
+		a.ended = append(a.ended, endedTurn{runID: t.runID, err: err})
+	}
 	c.Stop(t.ref)
 	a.next(c)
+}
+
+// find returns the turn of runID, running or waiting.
+func (a *conversationActor) find(runID string) *pendingTurn {
+	if a.running != nil && a.running.runID == runID {
+		return a.running
+	}
+	for _, t := range a.queue {
+		if t.runID == runID {
+			return t
+		}
+	}
+	return nil
+}
+
+// takeEnded returns, once, the result of runID's delivered turn that ended unawaited.
+func (a *conversationActor) takeEnded(runID string) (error, bool) {
+	for i, e := range a.ended {
+		if e.runID == runID {
+			a.ended = append(a.ended[:i:i], a.ended[i+1:]...)
+			return e.err, true
+		}
+	}
+	return nil, false
 }
 
 // next starts the first waiting turn whose caller still waits, when none runs.
@@ -291,7 +384,9 @@ func (a *conversationActor) next(c *actors.Context) {
 		t := a.queue[0]
 		a.queue = a.queue[1:]
 		if err := context.Cause(t.ctx); err != nil {
-			t.reply.Fail(err) // its job gave up waiting
+			for _, r := range t.replies {
+				r.Fail(err) // its job gave up waiting
+			}
 			continue
 		}
 		a.seq++
@@ -307,7 +402,9 @@ func (a *conversationActor) next(c *actors.Context) {
 		})))
 		if err != nil {
 			t.cancel(context.Canceled)
-			t.reply.Fail(fmt.Errorf("start run %s: %w", t.runID, err))
+			for _, r := range t.replies {
+				r.Fail(fmt.Errorf("start run %s: %w", t.runID, err))
+			}
 			continue
 		}
 		t.ref, t.path = ref, ref.Path()

@@ -260,3 +260,54 @@ func BenchmarkPassivatedConversations(b *testing.B) {
 		cancel()
 	}
 }
+
+// A delivered turn starts at once; its job, coming later, joins it while it runs or takes its
+// result once it has ended, and the turn runs once. A later attempt of the job (a retry)
+// runs it again.
+func TestDeliveredTurnIsJoinedByItsJob(t *testing.T) {
+	t.Parallel()
+	sys, tree, _ := newTree(t)
+	h := supervisor.NewConversationHost(sys, tree)
+	ctx := context.Background()
+
+	var runs atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	turn := func(ctx context.Context) error {
+		runs.Add(1)
+		started <- struct{}{}
+		<-release
+		return errors.New("the model is down")
+	}
+	if err := h.Deliver(ctx, "c1", "r1", turn); err != nil {
+		t.Fatal(err)
+	}
+	<-started // running before any job asked for it
+	joined := make(chan error, 1)
+	go func() { joined <- h.Run(ctx, "c1", "r1", turn) }()
+	close(release) // the job joins the running turn, or takes its result once it has ended
+	if err := waitErr(t, joined); err == nil || err.Error() != "the model is down" {
+		t.Fatalf("the job got %v, want the delivered turn's result", err)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the turn ran %d times, want 1", n)
+	}
+
+	// Delivered, ended unawaited: the job takes the result; a retry of the job runs anew.
+	done := make(chan struct{})
+	if err := h.Deliver(ctx, "c1", "r2", func(context.Context) error { defer close(done); runs.Add(1); return errors.New("first attempt failed") }); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	var err error
+	actorstest.Eventually(t, "the result kept for the job", func() bool {
+		err = h.Run(ctx, "c1", "r2", func(context.Context) error { runs.Add(1); return nil })
+		return err != nil
+	})
+	if err.Error() != "first attempt failed" || runs.Load() != 2 {
+		t.Fatalf("the job got %v after %d runs; want the delivered turn's failure, run once", err, runs.Load())
+	}
+	if err := h.Run(ctx, "c1", "r2", func(context.Context) error { runs.Add(1); return nil }); err != nil || runs.Load() != 3 {
+		t.Fatalf("the retry: %v after %d runs; want it run anew", err, runs.Load())
+	}
+}
