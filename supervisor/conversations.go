@@ -82,12 +82,12 @@ func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, 
 
 // Deliver hands the turn of run runID to conversation's actor without waiting for it: the
 // owner's message starts its run at once instead of when the queue fetches its job, and the
-// job, which stays the durable record, joins the run when it comes (Run). ctx bounds the
-// turn, not the delivery.
-func (h *ConversationHost) Deliver(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+// job, which stays the durable record, joins the run when it comes (Run). The turn gets at
+// most limit, and ends with buddi.
+func (h *ConversationHost) Deliver(conversation, runID string, limit time.Duration, turn func(ctx context.Context) error) error {
+	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := h.ask(dctx, conversation, runTurn{ctx: ctx, runID: runID, turn: turn, detached: true})
+	_, err := h.ask(dctx, conversation, runTurn{ctx: context.Background(), limit: limit, runID: runID, turn: turn, detached: true})
 	return err
 }
 
@@ -205,7 +205,8 @@ type (
 		ctx      context.Context
 		runID    string
 		turn     func(ctx context.Context) error
-		detached bool // answered at once; the result waits for the run's job (Deliver)
+		detached bool          // answered at once; the result waits for the run's job (Deliver)
+		limit    time.Duration // bounds the turn; 0: ctx alone does
 	}
 	turnResult struct{ err error }
 	// stopTurn asks to stop the running turn of runID; the answer says whether it was.
@@ -287,7 +288,12 @@ func (a *conversationActor) Receive(c *actors.Context) {
 				return
 			}
 		}
-		ctx, cancel := context.WithCancelCause(m.ctx)
+		base, stopTimer := m.ctx, context.CancelFunc(func() {})
+		if m.limit > 0 {
+			base, stopTimer = context.WithTimeout(base, m.limit)
+		}
+		ctx, cancelCause := context.WithCancelCause(base)
+		cancel := func(err error) { cancelCause(err); stopTimer() }
 		t := &pendingTurn{runTurn: m, ctx: ctx, cancel: cancel}
 		if reply != nil {
 			t.replies = append(t.replies, reply)

@@ -279,7 +279,7 @@ func TestDeliveredTurnIsJoinedByItsJob(t *testing.T) {
 		<-release
 		return errors.New("the model is down")
 	}
-	if err := h.Deliver(ctx, "c1", "r1", turn); err != nil {
+	if err := h.Deliver("c1", "r1", time.Minute, turn); err != nil {
 		t.Fatal(err)
 	}
 	<-started // running before any job asked for it
@@ -295,7 +295,7 @@ func TestDeliveredTurnIsJoinedByItsJob(t *testing.T) {
 
 	// Delivered, ended unawaited: the job takes the result; a retry of the job runs anew.
 	done := make(chan struct{})
-	if err := h.Deliver(ctx, "c1", "r2", func(context.Context) error { defer close(done); runs.Add(1); return errors.New("first attempt failed") }); err != nil {
+	if err := h.Deliver("c1", "r2", time.Minute, func(context.Context) error { defer close(done); runs.Add(1); return errors.New("first attempt failed") }); err != nil {
 		t.Fatal(err)
 	}
 	<-done

@@ -119,19 +119,53 @@ func (w *StartWorker) Timeout(*river.Job[StartArgs]) time.Duration { return JobT
 // JobTimeout bounds one attempt of a run job. The queue's rescue of stuck jobs waits longer.
 const JobTimeout = 40 * time.Minute
 
-// Work runs the turn as the run actor of its conversation.
+// Work runs the turn as the run actor of its conversation, or joins it when the owner's
+// message delivered it there already (Deliver).
 func (w *StartWorker) Work(ctx context.Context, job *river.Job[StartArgs]) error {
-	m, err := w.Runner.Pin(ctx, job.Args)
-	if err == nil {
-		err = w.Runner.host(ctx, m)
-	}
+	a := job.Args
+	m := Meta{RunID: a.RunID, ConversationID: a.ConversationID, Agent: a.Agent, Surface: a.Surface, Interactive: a.Interactive}
+	err := w.Runner.host(ctx, m, w.Runner.startTurn(a))
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
+}
+
+// startTurn is a new run's turn: pinned first (its account and model, in run.started), then
+// run. Pinning inside the turn makes it the run actor's: a delivered turn and its job never
+// pin twice.
+func (r *Runner) startTurn(args StartArgs) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		m, err := r.Pin(ctx, args)
+		if err != nil {
+			return err
+		}
+		return r.turn(m)(ctx)
+	}
+}
+
+// Deliverer is a Host that can start a turn before its job is fetched.
+type Deliverer interface {
+	// Deliver starts the turn of run runID in conversation without waiting for it; the run's
+	// job joins it when it comes. The turn gets at most limit.
+	Deliver(conversation, runID string, limit time.Duration, turn func(ctx context.Context) error) error
+}
+
+// Deliver starts the run args describe at once, in its conversation's actor, when the Host can
+// (a message the owner waits on need not wait for the queue to fetch its job). The job, in
+// the queue already, stays the durable record: it joins the run, or takes its result, and
+// after a crash runs it. A Host that cannot deliver leaves it to the job.
+func (r *Runner) Deliver(args StartArgs) {
+	d, ok := r.Host.(Deliverer)
+	if !ok || args.RunID == "" {
+		return
+	}
+	if err := d.Deliver(args.ConversationID, args.RunID, JobTimeout, r.startTurn(args)); err != nil {
+		r.log().Warn("a run waits for its job: it could not be started at once", "run", args.RunID, "err", err)
+	}
 }
 
 // host hands the run's turn to its conversation's actor and waits for its end. A run whose
 // code crashed past its actor's restart budget fails for good, saying so to the owner.
-func (r *Runner) host(ctx context.Context, m Meta) error {
-	err := r.Host.Run(ctx, m.ConversationID, m.RunID, r.turn(m))
+func (r *Runner) host(ctx context.Context, m Meta, turn func(ctx context.Context) error) error {
+	err := r.Host.Run(ctx, m.ConversationID, m.RunID, turn)
 	var crash interface{ RunCrashed() (int, string) }
 	if errors.As(err, &crash) {
 		restarts, _ := crash.RunCrashed()
@@ -177,7 +211,7 @@ func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeA
 	}
 	if err == nil {
 		w.Runner.publish(liveResumed(m, job.Args.ActionID))
-		err = w.Runner.host(ctx, m)
+		err = w.Runner.host(ctx, m, w.Runner.turn(m))
 	}
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
 }
