@@ -57,7 +57,7 @@ func TestQueueRidesOutADatabaseRestartAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(pool.Close) // after the tree's shutdown (registered later, run first): River resigns through it
 	if _, err := migrations.Up(ctx, pool, nil); err != nil {
 		t.Fatal(err)
 	}
