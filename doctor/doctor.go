@@ -15,6 +15,7 @@ import (
 
 	"buddi/config"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/dbsource"
 	"buddi/health"
 	"buddi/migrations"
@@ -164,7 +165,7 @@ func Run(ctx context.Context, cfg config.Config, schemas ...migrations.Set) *Rep
 	} else {
 		r.add(Check{Name: "queue", OK: true, Detail: fmt.Sprintf("%d queues, %d jobs available, %d running, none failed", len(st.Queues), st.Jobs["available"], st.Jobs["running"])})
 	}
-	r.SupervisorEvents, _ = eventlog.List(ctx, src.Pool, eventlog.Filter{Kind: "supervisor.", Newest: true, Limit: 10})
+	r.SupervisorEvents, _ = eventlog.List(ctx, src.Pool, eventlog.Filter{Kind: events.SupervisorRestarted.Family(), Newest: true, Limit: 10})
 	return r
 }
 

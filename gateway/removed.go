@@ -7,6 +7,7 @@ import (
 
 	"buddi/agents"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/plugins/developer"
 )
 
@@ -31,6 +32,6 @@ func stopProcessesOfRemovedAgents(ctx context.Context, catalog func() (*agents.C
 			continue
 		}
 		log.Info("stopped a process of a removed agent", "agent", p.Agent, "process", p.Name)
-		rec.Record("developer.process_stopped", "", map[string]any{"agent": p.Agent, "name": p.Name, "reason": "the agent was removed"})
+		rec.Record(events.DeveloperProcessStopped, "", events.DeveloperProcessStoppedPayload{Agent: p.Agent, Name: p.Name, Reason: "the agent was removed"})
 	}
 }

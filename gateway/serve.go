@@ -21,6 +21,7 @@ import (
 	"buddi/core/artifact"
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/core/redact"
 	"buddi/core/registry"
@@ -143,9 +144,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	recorder := eventlog.NewRecorder(src.Pool, log)
 	defer recorder.Close()
 	sys := actors.NewSystem(log, func(ev actors.SupervisorEvent) {
-		recorder.Record(ev.Kind, "", map[string]any{
-			"supervisor": ev.Supervisor, "child": ev.Child, "reason": ev.Reason,
-			"restarts": ev.Restarts, "escalated": ev.Escalated,
+		var kind events.Kind
+		switch ev.Kind {
+		case actors.EventRestarted:
+			kind = events.SupervisorRestarted
+		case actors.EventStopped:
+			kind = events.SupervisorStopped
+		default:
+			log.Error("a supervisor event of no declared kind is not recorded", "kind", ev.Kind, "child", ev.Child)
+			return
+		}
+		recorder.Record(kind, "", events.SupervisorPayload{
+			Supervisor: ev.Supervisor, Child: ev.Child, Reason: ev.Reason,
+			Restarts: ev.Restarts, Escalated: ev.Escalated,
 		})
 	})
 	// The actors stop before the pools they use close: this early defer covers a return while
@@ -365,11 +376,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err := queue.HoldIfPaused(ctx, src.Pool, q.Client()); err != nil {
 		return err
 	}
-	if _, err := eventlogAppend(ctx, src.Pool, "buddi.started", map[string]any{
-		"version": version.Version, "pid": os.Getpid(), "database": src.Kind, "listener": h.listener,
-		"startup_ms": time.Since(started).Milliseconds(),
+	if _, err := eventlog.Append(ctx, src.Pool, events.BuddiStarted, "", events.BuddiStartedPayload{
+		Version: version.Version, PID: os.Getpid(), Database: src.Kind, Listener: h.listener,
+		StartupMS: time.Since(started).Milliseconds(),
 	}); err != nil {
-		return err
+		return fmt.Errorf("record %s: %w", events.BuddiStarted, err)
 	}
 	log.Info("buddi is serving", "listener", "http://"+h.listener, "database", src.Target, "startup", time.Since(started).Round(time.Millisecond))
 	announceSignIn(ctx, src.Pool, sealKey, cfg, log)
@@ -380,20 +391,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	select {
 	case <-ctx.Done():
 		log.Info("stopping", "reason", context.Cause(ctx))
-		recorder.Record("buddi.stopping", "", map[string]any{"reason": "signal"})
+		recorder.Record(events.BuddiStopping, "", events.BuddiStoppingPayload{Reason: "signal"})
 		return nil
 	case ev := <-sys.Escalations():
 		log.Error("the supervision tree gave up; stopping", "child", ev.Child, "reason", ev.Reason)
 		return fmt.Errorf("%w: %s failed (%s)", ErrEscalated, ev.Child, ev.Reason)
 	}
-}
-
-func eventlogAppend(ctx context.Context, pool *pgxpool.Pool, kind string, payload any) (eventlog.Event, error) {
-	ev, err := eventlog.Append(ctx, pool, kind, "", payload)
-	if err != nil {
-		return ev, fmt.Errorf("record %s: %w", kind, err)
-	}
-	return ev, nil
 }
 
 // healthSource answers /api/health from the live parts.

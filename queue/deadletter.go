@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/internal/text"
 )
 
@@ -116,7 +117,7 @@ func WatchDeadLetters(ctx context.Context, pool *pgxpool.Pool, now time.Time) (s
 			}
 			if !inc.Open {
 				inc = Incident{Open: true, FirstDeath: first, ClosedAt: inc.ClosedAt}
-				if _, err := eventlog.Append(ctx, tx, "incident.opened", "", map[string]any{"first_death": first, "jobs": len(deaths)}); err != nil {
+				if _, err := eventlog.Append(ctx, tx, events.IncidentOpened, "", events.IncidentOpenedPayload{FirstDeath: first, Jobs: len(deaths)}); err != nil {
 					return err
 				}
 			}
@@ -127,13 +128,13 @@ func WatchDeadLetters(ctx context.Context, pool *pgxpool.Pool, now time.Time) (s
 		case inc.Open && !inc.Reported && !now.Before(inc.FirstDeath.Add(IncidentWindow)):
 			inc.Reported, changed = true, true
 			message = incidentMessage(inc)
-			if _, err := eventlog.Append(ctx, tx, "incident.reported", "", map[string]any{"message": message, "jobs": inc.Jobs, "lost": inc.Lost}); err != nil {
+			if _, err := eventlog.Append(ctx, tx, events.IncidentReported, "", events.IncidentReportedPayload{Message: message, Jobs: inc.Jobs, Lost: inc.Lost}); err != nil {
 				return err
 			}
 		case inc.Open && now.Sub(inc.LastDeath) >= IncidentGap:
 			inc = Incident{ClosedAt: now}
 			changed = true
-			if _, err := eventlog.Append(ctx, tx, "incident.closed", "", map[string]any{"after": IncidentGap.String()}); err != nil {
+			if _, err := eventlog.Append(ctx, tx, events.IncidentClosed, "", events.IncidentClosedPayload{After: IncidentGap.String()}); err != nil {
 				return err
 			}
 		}

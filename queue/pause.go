@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 )
 
 const pausedKey = "paused"
@@ -43,7 +44,7 @@ func Pause(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx]
 	if err := client.QueuePause(ctx, "*", nil); err != nil {
 		return fmt.Errorf("pause the queues: %w", err)
 	}
-	_, err := eventlog.Append(ctx, pool, "work.paused", "", map[string]any{})
+	_, err := eventlog.Append(ctx, pool, events.WorkPaused, "", events.None{})
 	return err
 }
 
@@ -55,7 +56,7 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx
 	if err := client.QueueResume(ctx, "*", nil); err != nil {
 		return fmt.Errorf("resume the queues: %w", err)
 	}
-	_, err := eventlog.Append(ctx, pool, "work.resumed", "", map[string]any{})
+	_, err := eventlog.Append(ctx, pool, events.WorkResumed, "", events.None{})
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 )
 
 // ProbeArgs is a job that proves the queue works end to end: its worker records a
@@ -33,7 +34,7 @@ func (w *probeWorker) Timeout(*river.Job[ProbeArgs]) time.Duration { return 30 *
 // two can neither lose the fact nor record it twice.
 func (w *probeWorker) Work(ctx context.Context, job *river.Job[ProbeArgs]) error {
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := eventlog.Append(ctx, tx, "queue.probed", "", map[string]any{"job_id": job.ID, "note": job.Args.Note}); err != nil {
+		if _, err := eventlog.Append(ctx, tx, events.QueueProbed, "", events.QueueProbedPayload{JobID: job.ID, Note: job.Args.Note}); err != nil {
 			return err
 		}
 		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/internal/pgtest"
 	"buddi/queue"
 )
@@ -49,7 +50,7 @@ func TestProbeRunsAndCompletesWithItsEvent(t *testing.T) {
 		t.Fatal("probe job did not complete")
 	}
 
-	events, err := eventlog.List(ctx, pool, eventlog.Filter{Kind: "queue.probed"})
+	events, err := eventlog.List(ctx, pool, eventlog.Filter{Kind: string(events.QueueProbed)})
 	if err != nil {
 		t.Fatal(err)
 	}

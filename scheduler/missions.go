@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 )
 
 // The misfire policies: what a machine that slept through instants owes.
@@ -99,7 +100,7 @@ func (s *Store) Add(ctx context.Context, m Mission) (Mission, error) {
 	if err != nil {
 		return m, fmt.Errorf("add mission %s: %w", m.Name, err)
 	}
-	_, err = eventlog.Append(ctx, s.Pool, "mission.added", "", map[string]any{"mission_id": m.ID, "agent": m.Agent, "cron": m.Cron, "timezone": m.Timezone})
+	_, err = eventlog.Append(ctx, s.Pool, events.MissionAdded, "", events.MissionAddedPayload{MissionID: m.ID, Agent: m.Agent, Cron: m.Cron, Timezone: m.Timezone})
 	return m, err
 }
 
@@ -153,11 +154,11 @@ func (s *Store) SetEnabled(ctx context.Context, id int64, on bool, now time.Time
 				return err
 			}
 		}
-		kind := "mission.disabled"
+		kind := events.MissionDisabled
 		if on {
-			kind = "mission.enabled"
+			kind = events.MissionEnabled
 		}
-		_, err = eventlog.Append(ctx, tx, kind, "", map[string]any{"mission_id": id})
+		_, err = eventlog.Append(ctx, tx, kind, "", events.MissionSwitchedPayload{MissionID: id})
 		return err
 	})
 }
@@ -243,7 +244,7 @@ func (s *Store) materialiseOne(ctx context.Context, id int64, now time.Time) (wr
 			if _, err := tx.Exec(ctx, `UPDATE core.missions SET enabled = false, ended_at = $2 WHERE id = $1`, m.ID, now); err != nil {
 				return err
 			}
-			_, err := eventlog.Append(ctx, tx, "mission.ended", "", map[string]any{"mission_id": m.ID, "ends_on": m.EndsOn})
+			_, err := eventlog.Append(ctx, tx, events.MissionEnded, "", events.MissionEndedPayload{MissionID: m.ID, EndsOn: m.EndsOn})
 			return err
 		}
 		sched, err := Parse(m.Cron, m.Timezone)

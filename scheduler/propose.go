@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/plugins"
 )
 
@@ -185,7 +186,7 @@ func (t cancelMineTool) Execute(ctx context.Context, call plugins.Call, _ *plugi
 	if tag.RowsAffected() == 0 {
 		return plugins.Result{Text: fmt.Sprintf("Mission %d is not one of your schedules (or already ended).", a.MissionID), IsError: true}, nil
 	}
-	if _, err := eventlog.Append(ctx, t.st.Pool, "mission.ended", "", map[string]any{"mission_id": a.MissionID, "by": call.Agent}); err != nil {
+	if _, err := eventlog.Append(ctx, t.st.Pool, events.MissionEnded, "", events.MissionEndedPayload{MissionID: a.MissionID, By: call.Agent}); err != nil {
 		return plugins.Result{}, err
 	}
 	return plugins.Result{Text: fmt.Sprintf("Mission %d has ended.", a.MissionID)}, nil

@@ -14,6 +14,7 @@ import (
 
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/plugins"
 )
 
@@ -186,7 +187,7 @@ func FireReminders(ctx context.Context, pool *pgxpool.Pool, limits ReminderLimit
 		return 0, 0, err
 	}
 	for _, id := range ids {
-		if _, err := eventlog.Append(ctx, pool, "reminder.expired", "", map[string]any{"reminder_id": id, "grace": limits.Grace.String()}); err != nil {
+		if _, err := eventlog.Append(ctx, pool, events.ReminderExpired, "", events.ReminderExpiredPayload{ReminderID: id, Grace: limits.Grace.String()}); err != nil {
 			return 0, len(ids), err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/plugins"
 )
 
@@ -68,7 +69,7 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 				if _, err := settle(ctx, t.pool, call.RunID, "silent", "muted", ""); err != nil {
 					return plugins.Result{}, err
 				}
-				_, err := eventlog.Append(ctx, t.pool, "mission.silent", call.ConversationID, map[string]any{"run_id": call.RunID, "reason": "muted"})
+				_, err := eventlog.Append(ctx, t.pool, events.MissionSilent, call.ConversationID, events.MissionSilentPayload{RunID: call.RunID, Reason: "muted"})
 				return plugins.Result{Text: "Not delivered: the owner has muted what this was about. Nothing is sent."}, err
 			}
 		}
@@ -92,7 +93,7 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	if !ok && t.report {
 		// Not a mission's occurrence (a reminder's run, a sentinel's wake): the report is
 		// delivered all the same.
-		if _, err := eventlog.Append(ctx, t.pool, "mission.reported", call.ConversationID, map[string]any{"run_id": call.RunID, "report": text}); err != nil {
+		if _, err := eventlog.Append(ctx, t.pool, events.MissionReported, call.ConversationID, events.MissionReportedPayload{RunID: call.RunID, Report: text}); err != nil {
 			return plugins.Result{}, err
 		}
 	}
@@ -127,8 +128,8 @@ func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, repor
 			return err
 		}
 		if quiet == StillUsefulAfter {
-			if _, err := eventlog.Append(ctx, tx, "mission.still_useful", "", map[string]any{"mission_id": mission, "quiet_runs": quiet,
-				"owner_line": fmt.Sprintf("Still useful? Mission %d has had nothing to say %d times in a row: keep or stop it (buddi missions disable %d).", mission, quiet, mission)}); err != nil {
+			if _, err := eventlog.Append(ctx, tx, events.MissionStillUseful, "", events.MissionStillUsefulPayload{MissionID: mission, QuietRuns: quiet,
+				OwnerLine: fmt.Sprintf("Still useful? Mission %d has had nothing to say %d times in a row: keep or stop it (buddi missions disable %d).", mission, quiet, mission)}); err != nil {
 				return err
 			}
 		}
@@ -138,12 +139,13 @@ func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, repor
 				return err
 			}
 		}
-		kind := "mission.silent"
-		payload := map[string]any{"mission_id": mission, "occurrence_id": occ, "run_id": runID, "reason": reason}
 		if state == "delivered" {
-			kind, payload["report"] = "mission.reported", report
+			_, err = eventlog.Append(ctx, tx, events.MissionReported, "", events.MissionReportedPayload{
+				MissionID: mission, OccurrenceID: occ, RunID: runID, Reason: reason, Report: report})
+			return err
 		}
-		_, err = eventlog.Append(ctx, tx, kind, "", payload)
+		_, err = eventlog.Append(ctx, tx, events.MissionSilent, "", events.MissionSilentPayload{
+			MissionID: mission, OccurrenceID: occ, RunID: runID, Reason: reason})
 		return err
 	})
 	return ok, err

@@ -11,6 +11,7 @@ import (
 
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/internal/text"
 )
 
@@ -87,7 +88,7 @@ func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceAr
 		if tag.RowsAffected() == 0 {
 			return errClaimed
 		}
-		_, err = eventlog.Append(ctx, tx, "mission.started", "", map[string]any{"mission_id": m.ID, "occurrence_id": o.ID, "instant": o.Instant, "run_id": runID})
+		_, err = eventlog.Append(ctx, tx, events.MissionStarted, "", events.MissionStartedPayload{MissionID: m.ID, OccurrenceID: o.ID, Instant: o.Instant, RunID: runID})
 		return err
 	}
 	if _, err := w.Start(ctx, m, o, extra, claim); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/plugins"
 )
 
@@ -87,7 +88,7 @@ func (e *Engine) Tick(ctx context.Context, s plugins.Sentinel) (spoke int, err e
 	fail := func(msg string) {
 		wctx := context.WithoutCancel(ctx)
 		_, _ = e.Pool.Exec(wctx, `UPDATE core.sentinel_runs SET finished_at = now(), error = $2 WHERE id = $1`, runID, msg)
-		_, _ = eventlog.Append(wctx, e.Pool, "sentinel.failed", "", map[string]any{"sentinel": s.ID, "error": msg})
+		_, _ = eventlog.Append(wctx, e.Pool, events.SentinelFailed, "", events.SentinelFailedPayload{Sentinel: s.ID, Error: msg})
 	}
 	var findings []plugins.Finding
 	func() {
@@ -212,7 +213,7 @@ func (e *Engine) record(ctx context.Context, tx pgx.Tx, sentinel string, f plugi
 		sentinel, f.Key, now, f.Severity); err != nil {
 		return false, err
 	}
-	_, err = eventlog.Append(ctx, tx, "sentinel.finding", "", map[string]any{"sentinel": sentinel, "key": f.Key, "severity": f.Severity, "owner_line": f.OwnerLine})
+	_, err = eventlog.Append(ctx, tx, events.SentinelFinding, "", events.SentinelFindingPayload{Sentinel: sentinel, Key: f.Key, Severity: f.Severity, OwnerLine: f.OwnerLine})
 	return true, err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/plugins"
 )
 
@@ -191,7 +192,7 @@ type WakesWorker struct {
 func (w *WakesWorker) Work(ctx context.Context, _ *river.Job[WakesArgs]) error {
 	n, err := w.Engine.FlushWakes(ctx)
 	if n > 0 {
-		_, _ = eventlog.Append(ctx, w.Engine.Pool, "sentinel.woke", "", map[string]any{"runs": n})
+		_, _ = eventlog.Append(ctx, w.Engine.Pool, events.SentinelWoke, "", events.SentinelWokePayload{Runs: n})
 	}
 	if err != nil {
 		return fmt.Errorf("sentinel wakes: %w", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 )
 
@@ -118,7 +119,7 @@ func (g *Gate) refuseOwner(ctx context.Context, p Pinned) {
 		return
 	}
 	g.log.Warn("the stored owner's tailnet login is refused: "+p.Why+"; "+ownerFix, "login", p.Refused)
-	if _, err := eventlog.Append(ctx, g.pool, "tailnet.forged", "", map[string]any{"row": "owner login", "login": p.Refused, "reason": p.Why, "fix": ownerFix}); err != nil {
+	if _, err := eventlog.Append(ctx, g.pool, events.TailnetForged, "", events.TailnetForgedPayload{Row: "owner login", Login: p.Refused, Reason: p.Why, Fix: ownerFix}); err != nil {
 		g.log.Warn("record a refused owner login", "err", err)
 	}
 }
@@ -179,13 +180,13 @@ func (g *Gate) Refuse(w http.ResponseWriter, r *http.Request, v Verdict, surface
 	}
 	g.mu.Unlock()
 	if record {
-		payload := map[string]any{"login": v.Caller.Login, "node": v.Caller.Node, "reason": reason,
-			"surface": surface, "path": r.URL.Path, "remote": r.RemoteAddr, "host": r.Host}
+		payload := events.TailnetRefusedPayload{Login: v.Caller.Login, Node: v.Caller.Node, Reason: reason,
+			Surface: surface, Path: r.URL.Path, Remote: r.RemoteAddr, Host: r.Host}
 		if err := errors.Join(v.Err, v.OwnerErr); err != nil {
-			payload["error"] = err.Error()
+			payload.Error = err.Error()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err := eventlog.Append(ctx, g.pool, "tailnet.refused", "", payload); err != nil {
+		if _, err := eventlog.Append(ctx, g.pool, events.TailnetRefused, "", payload); err != nil {
 			g.log.Warn("record a refused tailnet request", "err", err)
 		}
 		cancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 )
 
@@ -109,7 +110,7 @@ func SetOwner(ctx context.Context, q Querier, key seal.Key, login string) error 
 		ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, seal = EXCLUDED.seal, updated_at = now()`, ownerKey, raw, sum); err != nil {
 		return fmt.Errorf("set the owner's tailnet login: %w", err)
 	}
-	if _, err := eventlog.Append(ctx, q, "tailnet.owner_set", "", map[string]any{"login": login, "how": "command"}); err != nil {
+	if _, err := eventlog.Append(ctx, q, events.TailnetOwnerSet, "", events.TailnetOwnerSetPayload{Login: login, How: "command"}); err != nil {
 		return fmt.Errorf("set the owner's tailnet login: %w", err)
 	}
 	return nil
@@ -141,7 +142,7 @@ func PinOwner(ctx context.Context, q Querier, key seal.Key, login string) (strin
 			return Owner(ctx, q, key)
 		}
 	}
-	if _, err := eventlog.Append(ctx, q, "tailnet.owner_set", "", map[string]any{"login": login, "how": "ticket"}); err != nil {
+	if _, err := eventlog.Append(ctx, q, events.TailnetOwnerSet, "", events.TailnetOwnerSetPayload{Login: login, How: "ticket"}); err != nil {
 		return "", fmt.Errorf("pin the owner's tailnet login: %w", err)
 	}
 	return login, nil
@@ -168,11 +169,11 @@ func SetEnabled(ctx context.Context, q Querier, on bool) error {
 		ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, enabledKey, raw); err != nil {
 		return fmt.Errorf("save the tailnet setting: %w", err)
 	}
-	kind := "tailnet.disabled"
+	kind := events.TailnetDisabled
 	if on {
-		kind = "tailnet.enabled"
+		kind = events.TailnetEnabled
 	}
-	if _, err := eventlog.Append(ctx, q, kind, "", map[string]any{}); err != nil {
+	if _, err := eventlog.Append(ctx, q, kind, "", events.None{}); err != nil {
 		return fmt.Errorf("save the tailnet setting: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/events"
 	"buddi/core/seal/sealtest"
 	"buddi/internal/pgtest"
 	"buddi/tailnet"
@@ -36,7 +37,7 @@ func serveGate(t *testing.T, gate *tailnet.Gate) func() (int, string) {
 	}
 }
 
-func countEvents(t *testing.T, pool *pgxpool.Pool, kind string) int {
+func countEvents(t *testing.T, pool *pgxpool.Pool, kind events.Kind) int {
 	t.Helper()
 	var n int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM core.events WHERE kind = $1`, kind).Scan(&n); err != nil {
@@ -66,7 +67,7 @@ func TestForgedOwnerLoginIsRefused(t *testing.T) {
 			t.Fatalf("a forged owner login: %d %s", code, body)
 		}
 	}
-	if n := countEvents(t, pool, "tailnet.forged"); n != 1 {
+	if n := countEvents(t, pool, events.TailnetForged); n != 1 {
 		t.Errorf("tailnet.forged events: %d, want 1", n)
 	}
 	if o, err := tailnet.Owner(ctx, pool, key); err != nil || o != "" {

@@ -13,6 +13,7 @@ import (
 
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/redact"
 	"buddi/core/seal"
 	"buddi/internal/text"
@@ -261,9 +262,9 @@ func Create(ctx context.Context, tx pgx.Tx, key seal.Key, p Proposal) (Record, e
 	if _, err := tx.Exec(ctx, `INSERT INTO core.approvals (action_id) VALUES ($1)`, id); err != nil {
 		return Record{}, fmt.Errorf("create approval for action %s: %w", id, err)
 	}
-	if _, err := eventlog.Append(ctx, tx, "action.proposed", p.Call.ConversationID, map[string]any{
-		"action_id": id, "tool": p.Call.Tool, "version": p.Version, "agent": p.Call.Agent,
-		"run_id": p.Call.RunID, "hash": a.Hash, "summary": p.Envelope.Summary, "reason": p.Reason,
+	if _, err := eventlog.Append(ctx, tx, events.ActionProposed, p.Call.ConversationID, events.ActionProposedPayload{
+		ActionID: id, Tool: p.Call.Tool, Version: p.Version, Agent: p.Call.Agent,
+		RunID: p.Call.RunID, Hash: a.Hash, Summary: p.Envelope.Summary, Reason: p.Reason,
 	}); err != nil {
 		return Record{}, err
 	}

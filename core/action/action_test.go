@@ -17,6 +17,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
@@ -113,7 +114,7 @@ func TestCreateHashesCanonicalArguments(t *testing.T) {
 	if _, err := action.Hash(seal.Key{}, rec.Action); err == nil {
 		t.Error("a zero key hashed an action")
 	}
-	ev, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: "action.proposed"})
+	ev, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: string(events.ActionProposed)})
 	if err != nil || len(ev) != 1 {
 		t.Errorf("action.proposed events = %v, %v", ev, err)
 	}
@@ -189,9 +190,9 @@ func TestConcurrentDecisionsHaveOneWinner(t *testing.T) {
 			t.Errorf("action %d stored as %s, want %s", i, got.Approval.State, want)
 		}
 	}
-	events, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: "approval.", Limit: 1000})
-	if err != nil || len(events) != n {
-		t.Errorf("decision events = %d, %v; want %d", len(events), err, n)
+	evs, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: events.ApprovalApproved.Family(), Limit: 1000})
+	if err != nil || len(evs) != n {
+		t.Errorf("decision events = %d, %v; want %d", len(evs), err, n)
 	}
 }
 
@@ -324,5 +325,39 @@ func TestStandingPermissions(t *testing.T) {
 	}
 	if _, ok, _ := action.Covering(ctx, pool, key, call, "1"); ok {
 		t.Error("a revoked permission still covers")
+	}
+}
+
+// Transition moves an approval only to a state it records an event for (action.<state>):
+// the others are reached by deciding or expiring, with their approval.* events.
+func TestTransitionRecordsTheNewState(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	rec := create(t, pool, 0)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := action.Transition(ctx, tx, rec.ID, action.Pending, action.Rejected, "", nil)
+		return err
+	})
+	if err == nil {
+		t.Error("pending → rejected through Transition was accepted; want it refused (Decide rejects)")
+	}
+	if got, _ := action.Get(ctx, pool, rec.ID); got.Approval.State != action.Pending {
+		t.Errorf("a refused transition left the state %s", got.Approval.State)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := action.Transition(ctx, tx, rec.ID, action.Pending, action.Refused, "a test refuses it", nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := eventlog.List(ctx, pool, eventlog.Filter{Kind: string(events.ActionRefused)})
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("action.refused events = %v, %v; want one", evs, err)
+	}
+	var p events.ActionMovedPayload
+	if err := json.Unmarshal(evs[0].Payload, &p); err != nil || p != (events.ActionMovedPayload{ActionID: rec.ID, From: "pending", Reason: "a test refuses it"}) {
+		t.Errorf("payload %s (%v), want the action, from pending, and the reason", evs[0].Payload, err)
 	}
 }

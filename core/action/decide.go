@@ -12,6 +12,7 @@ import (
 
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/redact"
 	"buddi/core/seal"
 )
@@ -122,12 +123,12 @@ func Decide(ctx context.Context, tx pgx.Tx, key seal.Key, d Decision) (Record, e
 	if tag.RowsAffected() == 0 {
 		return Record{}, lost(ctx, tx, d.ActionID)
 	}
-	kind := "approval.rejected"
+	kind := events.ApprovalRejected
 	if d.Approve {
-		kind = "approval.approved"
+		kind = events.ApprovalApproved
 	}
-	if _, err := eventlog.Append(ctx, tx, kind, rec.ConversationID, map[string]any{
-		"action_id": d.ActionID, "tool": rec.Tool, "surface": d.Surface, "picks": picks, "reason": d.Reason,
+	if _, err := eventlog.Append(ctx, tx, kind, rec.ConversationID, events.ApprovalDecidedPayload{
+		ActionID: d.ActionID, Tool: rec.Tool, Surface: d.Surface, Picks: picks, Reason: d.Reason,
 	}); err != nil {
 		return Record{}, err
 	}
@@ -220,8 +221,8 @@ func RefuseForged(ctx context.Context, tx pgx.Tx, id, why string) (Record, bool,
 	if err != nil || !moved {
 		return rec, false, err
 	}
-	if _, err := eventlog.Append(ctx, tx, "action.forged", rec.ConversationID, map[string]any{
-		"action_id": rec.ID, "tool": rec.Tool, "agent": rec.Agent, "reason": why,
+	if _, err := eventlog.Append(ctx, tx, events.ActionForged, rec.ConversationID, events.ActionForgedPayload{
+		ActionID: rec.ID, Tool: rec.Tool, Agent: rec.Agent, Reason: why,
 	}); err != nil {
 		return Record{}, false, err
 	}
@@ -267,7 +268,7 @@ func ExpireDue(ctx context.Context, tx pgx.Tx) ([]string, error) {
 	}
 	ids := make([]string, 0, len(expired))
 	for _, d := range expired {
-		if _, err := eventlog.Append(ctx, tx, "approval.expired", d.conv, map[string]any{"action_id": d.id, "reason": d.reason}); err != nil {
+		if _, err := eventlog.Append(ctx, tx, events.ApprovalExpired, d.conv, events.ApprovalExpiredPayload{ActionID: d.id, Reason: d.reason}); err != nil {
 			return nil, err
 		}
 		ids = append(ids, d.id)
@@ -303,8 +304,28 @@ func validatePicks(rec Record, picks map[string]string) (map[string]string, erro
 }
 
 // Transition moves an approval from one state to another in q, recording an event with the
-// reason; it reports false when the approval was not in from.
+// reason (action.<to>); it reports false when the approval was not in from. The states an
+// approval is moved to are approved, executing, succeeded, failed, expired, refused and
+// unknown; the others are set by Create, Decide and ExpireDue.
 func Transition(ctx context.Context, tx pgx.Tx, id string, from, to State, reason string, result []byte) (bool, error) {
+	var kind events.Kind
+	switch to {
+	case Approved:
+		kind = events.ActionApproved
+	case Executing:
+		kind = events.ActionExecuting
+	case Succeeded:
+		kind = events.ActionSucceeded
+	case Failed:
+		kind = events.ActionFailed
+	case Expired:
+		kind = events.ActionExpired
+	case Refused:
+		kind = events.ActionRefused
+	case Unknown: // action.unknown, with its own payload below
+	default:
+		return false, fmt.Errorf("action %s: %s → %s is not a transition: an approval is moved to %s only by deciding or expiring it", id, from, to, to)
+	}
 	tag, err := tx.Exec(ctx, `
 		UPDATE core.approvals SET state = $3, reason = CASE WHEN $4 = '' THEN reason ELSE $4 END,
 		       result = COALESCE($5::jsonb, result), updated_at = now()
@@ -319,7 +340,11 @@ func Transition(ctx context.Context, tx pgx.Tx, id string, from, to State, reaso
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(conversation_id::text, '') FROM core.actions WHERE id = $1`, id).Scan(&conv); err != nil {
 		return false, fmt.Errorf("action %s: %w", id, err)
 	}
-	_, err = eventlog.Append(ctx, tx, "action."+string(to), conv, map[string]any{"action_id": id, "from": from, "reason": reason})
+	if to == Unknown {
+		_, err = eventlog.Append(ctx, tx, events.ActionUnknown, conv, events.ActionUnknownPayload{ActionID: id, From: string(from), Reason: reason})
+	} else {
+		_, err = eventlog.Append(ctx, tx, kind, conv, events.ActionMovedPayload{ActionID: id, From: string(from), Reason: reason})
+	}
 	return err == nil, err
 }
 

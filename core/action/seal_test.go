@@ -13,6 +13,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 )
@@ -69,7 +70,7 @@ func TestForgedActionsDoNotCheck(t *testing.T) {
 			t.Errorf("policy %d: a forged approved action checks", policy)
 		}
 	}
-	evs, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: "action.forged"})
+	evs, err := eventlog.List(context.Background(), pool, eventlog.Filter{Kind: string(events.ActionForged)})
 	if err != nil || len(evs) != 2 {
 		t.Errorf("action.forged events: %d, %v; want 2", len(evs), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 	"buddi/plugins"
 )
@@ -61,7 +62,10 @@ func Grant(ctx context.Context, tx pgx.Tx, key seal.Key, spec plugins.Spec, vers
 	if _, err := tx.Exec(ctx, `UPDATE core.tool_permissions SET seal = $2 WHERE id = $1`, s.ID, standingSeal(key, s)); err != nil {
 		return Standing{}, fmt.Errorf("grant %s to %s: %w", spec.Name, agent, err)
 	}
-	_, err = eventlog.Append(ctx, tx, "permission.granted", conversationID, s)
+	_, err = eventlog.Append(ctx, tx, events.PermissionGranted, conversationID, events.PermissionGrantedPayload{
+		ID: s.ID, Agent: s.Agent, Tool: s.Tool, ToolVersion: s.ToolVersion, ConversationID: s.ConversationID,
+		GrantedBy: s.GrantedBy, GrantedAt: s.GrantedAt,
+	})
 	return s, err
 }
 
@@ -77,7 +81,7 @@ func Revoke(ctx context.Context, tx pgx.Tx, id int64, surface string) error {
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("standing permission %d: %w", id, ErrNotFound)
 	}
-	_, err = eventlog.Append(ctx, tx, "permission.revoked", "", map[string]any{"id": id, "surface": surface})
+	_, err = eventlog.Append(ctx, tx, events.PermissionRevoked, "", events.PermissionRevokedPayload{ID: id, Surface: surface})
 	return err
 }
 
@@ -172,8 +176,8 @@ func ApproveByStanding(ctx context.Context, tx pgx.Tx, key seal.Key, actionID st
 	if err != nil {
 		return Record{}, err
 	}
-	_, err = eventlog.Append(ctx, tx, "approval.approved", rec.ConversationID, map[string]any{
-		"action_id": actionID, "tool": rec.Tool, "surface": by, "reason": "covered by a standing permission",
+	_, err = eventlog.Append(ctx, tx, events.ApprovalApproved, rec.ConversationID, events.ApprovalDecidedPayload{
+		ActionID: actionID, Tool: rec.Tool, Surface: by, Reason: "covered by a standing permission",
 	})
 	return rec, err
 }

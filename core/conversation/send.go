@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 )
 
 // StartRun enqueues the job of a new run in tx: the run answers the conversation's latest
@@ -128,7 +129,7 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 				return fmt.Errorf("queue input for %s: %w", conv.ID, err)
 			}
 			out.Conversation, out.RunID, out.Joined = conv, conv.ActiveRun, true
-			if _, err := eventlog.Append(ctx, tx, "message.joined", conv.ID, map[string]any{"run_id": conv.ActiveRun, "surface": m.Surface}); err != nil {
+			if _, err := eventlog.Append(ctx, tx, events.MessageJoined, conv.ID, events.MessageJoinedPayload{RunID: conv.ActiveRun, Surface: m.Surface}); err != nil {
 				return err
 			}
 			return also(ctx, tx, m)
@@ -149,7 +150,7 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 			return err
 		}
 		out.Conversation, out.RunID = conv, runID
-		if _, err := eventlog.Append(ctx, tx, "message.received", conv.ID, map[string]any{"run_id": runID, "surface": m.Surface, "agent": conv.Agent}); err != nil {
+		if _, err := eventlog.Append(ctx, tx, events.MessageReceived, conv.ID, events.MessageReceivedPayload{RunID: runID, Surface: m.Surface, Agent: conv.Agent}); err != nil {
 			return err
 		}
 		return also(ctx, tx, m)
@@ -217,7 +218,7 @@ func create(ctx context.Context, tx pgx.Tx, agent, surface string) (Conversation
 	if err != nil {
 		return c, fmt.Errorf("start a conversation with %s: %w", agent, err)
 	}
-	if _, err := eventlog.Append(ctx, tx, "conversation.started", c.ID, map[string]any{"agent": agent, "surface": surface}); err != nil {
+	if _, err := eventlog.Append(ctx, tx, events.ConversationStarted, c.ID, events.ConversationStartedPayload{Agent: agent, Surface: surface}); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -250,7 +251,7 @@ func end(ctx context.Context, tx pgx.Tx, conv Conversation, reason string) (Ende
 	default:
 		line = fmt.Sprintf("A new conversation starts here (%s); %d approvals from the last one are still waiting for you.", why, pending)
 	}
-	if _, err := eventlog.Append(ctx, tx, "conversation.ended", conv.ID, map[string]any{"reason": reason, "pending_approvals": pending}); err != nil {
+	if _, err := eventlog.Append(ctx, tx, events.ConversationEnded, conv.ID, events.ConversationEndedPayload{Reason: reason, PendingApprovals: pending}); err != nil {
 		return Ended{}, err
 	}
 	return Ended{ID: conv.ID, Reason: reason, CarriedOver: line}, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"buddi/core/events"
 	"buddi/core/redact"
 )
 
@@ -25,15 +26,16 @@ type Querier interface {
 // Event is one row of core.events.
 type Event struct {
 	ID             int64           `json:"id"`                        // increasing in append order
-	Kind           string          `json:"kind"`                      // dotted, e.g. "action.proposed"
+	Kind           events.Kind     `json:"kind"`                      // one of core/events' kinds
 	ConversationID string          `json:"conversation_id,omitempty"` // a UUID, or empty
 	Payload        json.RawMessage `json:"payload"`                   // a JSON object; {} for none
 	CreatedAt      time.Time       `json:"created_at"`                // the appending transaction's now()
 }
 
-// Append records one fact in q's transaction. payload is marshalled to a JSON object; nil
-// gives {}. conversationID is a UUID or empty.
-func Append(ctx context.Context, q Querier, kind, conversationID string, payload any) (Event, error) {
+// Append records one fact in q's transaction. kind is a constant of core/events and payload
+// its payload struct (events.Payloads), marshalled to a JSON object; nil gives {}.
+// conversationID is a UUID or empty.
+func Append(ctx context.Context, q Querier, kind events.Kind, conversationID string, payload any) (Event, error) {
 	raw := []byte("{}")
 	if payload != nil {
 		var err error
@@ -61,7 +63,7 @@ func Append(ctx context.Context, q Querier, kind, conversationID string, payload
 // Filter selects events for List. The zero value lists the first 100 events.
 type Filter struct {
 	AfterID int64  // only events with a larger id
-	Kind    string // exact kind, or a prefix ending in "." ("supervisor.")
+	Kind    string // exact kind, or a family's prefix ending in "." (events.SupervisorRestarted.Family())
 	Limit   int    // default 100, at most 1000
 	Newest  bool   // the latest events, newest first, instead of append order
 }

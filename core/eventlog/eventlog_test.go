@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/internal/pgtest"
 )
 
@@ -93,7 +94,7 @@ func TestDatabaseRefusesChange(t *testing.T) {
 func TestAppendRefusesBadKind(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Pool(t)
-	for _, kind := range []string{"", "nodot", "Upper.case", "trailing."} {
+	for _, kind := range []events.Kind{"", "nodot", "Upper.case", "trailing."} {
 		if _, err := eventlog.Append(context.Background(), pool, kind, "", nil); err == nil {
 			t.Errorf("kind %q was accepted", kind)
 		}
@@ -105,7 +106,7 @@ func TestListOrderAndFilters(t *testing.T) {
 	pool := pgtest.Pool(t)
 	ctx := context.Background()
 	var ids []int64
-	for _, k := range []string{"a.one", "b.two", "a.three"} {
+	for _, k := range []events.Kind{"a.one", "b.two", "a.three"} {
 		ev, err := eventlog.Append(ctx, pool, k, "", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -132,7 +133,7 @@ func TestListOrderAndFilters(t *testing.T) {
 			}
 			var kinds []string
 			for _, e := range got {
-				kinds = append(kinds, e.Kind)
+				kinds = append(kinds, string(e.Kind))
 			}
 			if strings.Join(kinds, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("got %v, want %v", kinds, tt.want)

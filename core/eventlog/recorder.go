@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/events"
 )
 
 // Recorder appends events from code that must never wait on the database, such as a
@@ -23,8 +25,9 @@ type Recorder struct {
 }
 
 type pending struct {
-	kind, conversationID string
-	payload              any
+	kind           events.Kind
+	conversationID string
+	payload        any
 }
 
 // NewRecorder starts a recorder writing to pool; Close flushes and stops it.
@@ -40,8 +43,8 @@ func NewRecorder(pool *pgxpool.Pool, log *slog.Logger) *Recorder {
 	return r
 }
 
-// Record queues one event without blocking.
-func (r *Recorder) Record(kind, conversationID string, payload any) {
+// Record queues one event without blocking; kind and payload are as Append takes them.
+func (r *Recorder) Record(kind events.Kind, conversationID string, payload any) {
 	select {
 	case r.queue <- pending{kind, conversationID, payload}:
 	default:

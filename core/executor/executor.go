@@ -17,6 +17,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/canonical"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/permission"
 	"buddi/core/redact"
 	"buddi/core/registry"
@@ -172,8 +173,8 @@ func (e *Executor) refuse(ctx context.Context, call plugins.Call, err error) (Pr
 	if errors.As(err, &ref) {
 		code, reason = string(ref.Code), ref.Reason
 	}
-	if _, aerr := eventlog.Append(ctx, e.pool, "tool.refused", call.ConversationID, map[string]any{
-		"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "code": code, "reason": reason,
+	if _, aerr := eventlog.Append(ctx, e.pool, events.ToolRefused, call.ConversationID, events.ToolRefusedPayload{
+		Tool: call.Tool, Agent: call.Agent, RunID: call.RunID, Code: code, Reason: reason,
 	}); aerr != nil {
 		return Proposed{}, aerr
 	}
@@ -182,8 +183,8 @@ func (e *Executor) refuse(ctx context.Context, call plugins.Call, err error) (Pr
 
 // runNow executes an auto or session call: the same ledger, nothing to wait for.
 func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.Resolution) (Proposed, error) {
-	if _, err := eventlog.Append(ctx, e.pool, "tool.called", call.ConversationID, map[string]any{
-		"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "call_id": call.CallID, "tier": res.Tier, "reason": res.Reason,
+	if _, err := eventlog.Append(ctx, e.pool, events.ToolCalled, call.ConversationID, events.ToolCalledPayload{
+		Tool: call.Tool, Agent: call.Agent, RunID: call.RunID, CallID: call.CallID, Tier: string(res.Tier), Reason: res.Reason,
 	}); err != nil {
 		return Proposed{}, err
 	}
@@ -232,8 +233,8 @@ func resultRecorded(ctx context.Context, q eventlog.Querier, call plugins.Call) 
 		return false, nil
 	}
 	var found bool
-	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE kind = 'tool.result'
-		AND payload->>'run_id' = $1 AND payload->>'call_id' = $2)`, call.RunID, call.CallID).Scan(&found)
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE kind = $3
+		AND payload->>'run_id' = $1 AND payload->>'call_id' = $2)`, call.RunID, call.CallID, events.ToolResult).Scan(&found)
 	if err != nil {
 		return false, fmt.Errorf("read the outcome of call %s: %w", call.CallID, err)
 	}
@@ -244,22 +245,20 @@ func resultRecorded(ctx context.Context, q eventlog.Querier, call plugins.Call) 
 // after its effect began, or buddi stopped while it ran) as an action.unknown event, for the
 // owner's review, as an approved action's own transition to unknown is.
 func appendUnknownCall(ctx context.Context, q eventlog.Querier, conversationID string, attempt int64, tool, runID, callID, reason string) error {
-	_, err := eventlog.Append(ctx, q, "action.unknown", conversationID, map[string]any{
-		"attempt": attempt, "tool": tool, "run_id": runID, "call_id": callID, "reason": reason,
+	_, err := eventlog.Append(ctx, q, events.ActionUnknown, conversationID, events.ActionUnknownPayload{
+		Attempt: attempt, Tool: tool, RunID: runID, CallID: callID, Reason: reason,
 	})
 	return err
 }
 
 func (e *Executor) recordResult(ctx context.Context, q eventlog.Querier, call plugins.Call, actionID string, out registry.Outcome) error {
-	payload := map[string]any{"tool": call.Tool, "agent": call.Agent, "run_id": call.RunID, "call_id": call.CallID, "status": out.Status, "is_error": out.Result.IsError}
-	if actionID != "" {
-		payload["action_id"] = actionID
-	}
+	payload := events.ToolResultPayload{Tool: call.Tool, Agent: call.Agent, RunID: call.RunID, CallID: call.CallID,
+		Status: string(out.Status), IsError: out.Result.IsError, ActionID: actionID}
 	if out.Err != nil {
 		e.log.Warn("tool did not succeed", "tool", call.Tool, "status", out.Status, "err", out.Err)
-		payload["error"] = text.FirstLine(out.Err.Error())
+		payload.Error = text.FirstLine(out.Err.Error())
 	}
-	_, err := eventlog.Append(ctx, q, "tool.result", call.ConversationID, payload)
+	_, err := eventlog.Append(ctx, q, events.ToolResult, call.ConversationID, payload)
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/core/permission"
 	"buddi/core/redact"
@@ -205,7 +206,7 @@ func TestRefusalsAreRecordedNotRun(t *testing.T) {
 			t.Errorf("%s %s: %+v, %v; want a refusal", c.Tool, c.Args, p, err)
 		}
 	}
-	ev, _ := eventlog.List(context.Background(), b.pool, eventlog.Filter{Kind: "tool.refused"})
+	ev, _ := eventlog.List(context.Background(), b.pool, eventlog.Filter{Kind: string(events.ToolRefused)})
 	if len(ev) != 3 {
 		t.Errorf("tool.refused events = %d, want 3", len(ev))
 	}
@@ -238,7 +239,7 @@ func TestChangedEnvelopeIsRefused(t *testing.T) {
 	if att, _ := executor.Attempts(ctx, b.pool, p.Action.ID); len(att) != 0 {
 		t.Errorf("a refused action reached the ledger: %+v", att)
 	}
-	ev, _ := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: "action.refused"})
+	ev, _ := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: string(events.ActionRefused)})
 	if len(ev) != 1 {
 		t.Errorf("action.refused events = %d, want 1", len(ev))
 	}

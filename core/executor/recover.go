@@ -10,6 +10,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 )
 
 // Recover runs at start, before the queue fetches a job, when the data directory's lock
@@ -167,8 +168,8 @@ func (e *Executor) recoverDirectCalls(ctx context.Context) (int, error) {
 		}
 		for _, c := range calls {
 			var conv string
-			err := tx.QueryRow(ctx, `SELECT COALESCE(conversation_id::text, '') FROM core.events WHERE kind = 'tool.called'
-				AND payload->>'run_id' = $1 AND payload->>'call_id' = $2 ORDER BY id DESC LIMIT 1`, c.runID, c.callID).Scan(&conv)
+			err := tx.QueryRow(ctx, `SELECT COALESCE(conversation_id::text, '') FROM core.events WHERE kind = $3
+				AND payload->>'run_id' = $1 AND payload->>'call_id' = $2 ORDER BY id DESC LIMIT 1`, c.runID, c.callID, events.ToolCalled).Scan(&conv)
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}

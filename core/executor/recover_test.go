@@ -10,6 +10,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/plugins"
 )
@@ -44,9 +45,9 @@ func dieWithJob(t *testing.T, b bundle, actionID string) {
 	}
 }
 
-func countEvents(t *testing.T, b bundle, kind string) int {
+func countEvents(t *testing.T, b bundle, kind events.Kind) int {
 	t.Helper()
-	ev, err := eventlog.List(context.Background(), b.pool, eventlog.Filter{Kind: kind, Limit: 1000})
+	ev, err := eventlog.List(context.Background(), b.pool, eventlog.Filter{Kind: string(kind), Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestRecoverMarksDirectCallsUnknown(t *testing.T) {
 	}()
 	<-slow.started
 	recoverTwice(t, b, 1)
-	ev, err := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: "action.unknown"})
+	ev, err := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: string(events.ActionUnknown)})
 	if err != nil || len(ev) != 1 || !strings.Contains(string(ev[0].Payload), `"call_id": "call-7"`) {
 		t.Errorf("action.unknown events: %v, %v; want one for call-7", ev, err)
 	}
@@ -220,7 +221,7 @@ func TestDirectCallTimeoutIsUnknownWithEvent(t *testing.T) {
 	if err := b.pool.QueryRow(context.Background(), `SELECT state FROM core.effect_attempts WHERE tool = 'test.hang'`).Scan(&state); err != nil || state != "unknown" {
 		t.Errorf("ledger: %q, %v; want unknown", state, err)
 	}
-	if n := countEvents(t, b, "action.unknown"); n != 1 {
+	if n := countEvents(t, b, events.ActionUnknown); n != 1 {
 		t.Errorf("action.unknown events = %d, want 1", n)
 	}
 }
@@ -284,7 +285,7 @@ func TestReportedDispatch(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM core.effect_attempts WHERE call_id = 'call-2'`).Scan(&rows); err != nil || rows != 0 {
 			t.Errorf("ledger rows %d, %v; want none: nothing was dispatched", rows, err)
 		}
-		if n := countEvents(t, b, "action.unknown"); n != 0 || slow.effects.Load() != 0 {
+		if n := countEvents(t, b, events.ActionUnknown); n != 0 || slow.effects.Load() != 0 {
 			t.Errorf("action.unknown events %d, effects %d; want none", n, slow.effects.Load())
 		}
 	})

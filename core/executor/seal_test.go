@@ -11,6 +11,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/core/seal"
 	"buddi/plugins"
@@ -59,7 +60,7 @@ func TestForgedApprovalNeverRuns(t *testing.T) {
 			t.Fatalf("policy %d: a forged approval ended %s (%s) after %d runs; want refused and never run", policy, rec.Approval.State, rec.Approval.Reason, gated.runs.Load())
 		}
 	}
-	evs, err := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: "action.forged"})
+	evs, err := eventlog.List(ctx, b.pool, eventlog.Filter{Kind: string(events.ActionForged)})
 	if err != nil || len(evs) != 2 {
 		t.Errorf("action.forged events: %d %v, want 2", len(evs), err)
 	}

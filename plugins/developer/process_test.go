@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"buddi/actors"
+	"buddi/core/events"
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 	"buddi/plugins/developer/runlist"
@@ -222,7 +223,7 @@ func TestStartedProcessIsSupervised(t *testing.T) {
 		t.Errorf("the given-up row: %d restarts, note %q", restarts, note)
 	}
 	var sentence string
-	if err := b.deps.Pool.QueryRow(ctx, `SELECT payload->>'sentence' FROM core.events WHERE kind = $1 AND payload->>'name' = 'bad'`, EventProcessGaveUp).Scan(&sentence); err != nil || sentence != note {
+	if err := b.deps.Pool.QueryRow(ctx, `SELECT payload->>'sentence' FROM core.events WHERE kind = $1 AND payload->>'name' = 'bad'`, events.ProcessGaveUp).Scan(&sentence); err != nil || sentence != note {
 		t.Errorf("event: %q %v, want the row's sentence", sentence, err)
 	}
 	list, _ = b.store.Processes(ctx, agent)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 	"buddi/plugins/developer/spawn"
 	"buddi/supervisor/proc"
@@ -241,8 +242,8 @@ func (s *Store) recordEvent(ctx context.Context, id int64, ev proc.Event) error 
 			if err != nil || tag.RowsAffected() == 0 {
 				return err // stopped meanwhile: nothing to tell
 			}
-			_, err = eventlog.Append(ctx, tx, EventProcessGaveUp, "", map[string]any{
-				"agent": ev.Workspace, "name": ev.Name, "reason": ev.Reason, "restarts": ev.Restarts, "sentence": ev.Sentence})
+			_, err = eventlog.Append(ctx, tx, events.ProcessGaveUp, "", events.ProcessGaveUpPayload{
+				Agent: ev.Workspace, Name: ev.Name, Reason: ev.Reason, Restarts: ev.Restarts, Sentence: ev.Sentence})
 			return err
 		})
 	}
@@ -260,10 +261,6 @@ func (s *Store) recorder(id int64) func(ctx context.Context, ev proc.Event) {
 		}
 	}
 }
-
-// EventProcessGaveUp is the event of a process that kept crashing and was stopped: agent,
-// name, reason (its last crash), restarts, and the sentence for the owner.
-const EventProcessGaveUp = "process.gave_up"
 
 // endUnowned records a live row whose process no buddi owns any more as stopped (sentence
 // says how): it was gone when buddi started, or could not be supervised and was stopped.

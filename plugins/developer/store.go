@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 	"buddi/plugins/developer/runlist"
 	"buddi/plugins/developer/spawn"
@@ -76,7 +77,7 @@ func (s *Store) refuse(ctx context.Context, row, id, why, fix string) {
 	if s.Log != nil {
 		s.Log.Warn("a developer record is refused: "+why+"; "+fix, "service", "developer", "row", row, "id", id)
 	}
-	if _, err := eventlog.Append(ctx, s.pool, "developer.forged", "", map[string]any{"row": row, "id": id, "reason": why, "fix": fix}); err != nil && s.Log != nil {
+	if _, err := eventlog.Append(ctx, s.pool, events.DeveloperForged, "", events.DeveloperForgedPayload{Row: row, ID: id, Reason: why, Fix: fix}); err != nil && s.Log != nil {
 		s.Log.Warn("record a refused developer record", "service", "developer", "err", err)
 	}
 }

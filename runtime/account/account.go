@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 	"buddi/core/vault"
 	"buddi/runtime/provider"
@@ -142,7 +143,7 @@ func (s *Store) refuse(ctx context.Context, row, name, why, fix string) {
 	if s.Log != nil {
 		s.Log.Warn("a model account record is refused, and its key is not sent: "+why+"; "+fix, "service", "accounts", "row", row, "name", name)
 	}
-	if _, err := eventlog.Append(ctx, s.pool, "account.forged", "", map[string]any{"row": row, "name": name, "reason": why, "fix": fix}); err != nil && s.Log != nil {
+	if _, err := eventlog.Append(ctx, s.pool, events.AccountForged, "", events.AccountForgedPayload{Row: row, Name: name, Reason: why, Fix: fix}); err != nil && s.Log != nil {
 		s.Log.Warn("record a refused model account", "service", "accounts", "err", err)
 	}
 }
@@ -187,8 +188,8 @@ func (s *Store) Add(ctx context.Context, a Account) (Account, error) {
 		if err != nil {
 			return fmt.Errorf("add account %s: %w", a.Name, err)
 		}
-		_, err = eventlog.Append(ctx, tx, "account.added", "", map[string]any{"name": a.Name, "wire": a.Wire, "kind": a.Kind, "base_url": a.BaseURL,
-			"secret_name": a.SecretName, "replaced_unsealed": replaced})
+		_, err = eventlog.Append(ctx, tx, events.AccountAdded, "", events.AccountAddedPayload{Name: a.Name, Wire: string(a.Wire), Kind: string(a.Kind),
+			BaseURL: a.BaseURL, SecretName: a.SecretName, ReplacedUnsealed: replaced})
 		return err
 	})
 	return a, err
@@ -278,11 +279,11 @@ func (s *Store) SetEnabled(ctx context.Context, name string, enabled bool) error
 			name, enabled, s.key.Seal(purposeAccount, a.fields()...)); err != nil {
 			return fmt.Errorf("account %s: %w", name, err)
 		}
-		kind := "account.disabled"
+		kind := events.AccountDisabled
 		if enabled {
-			kind = "account.enabled"
+			kind = events.AccountEnabled
 		}
-		_, err = eventlog.Append(ctx, tx, kind, "", map[string]any{"name": name})
+		_, err = eventlog.Append(ctx, tx, kind, "", events.AccountSwitchedPayload{Name: name})
 		return err
 	})
 }
@@ -308,7 +309,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("account %s: %w", name, ErrNotFound)
 		}
-		_, err = eventlog.Append(ctx, tx, "account.removed", "", map[string]any{"name": name})
+		_, err = eventlog.Append(ctx, tx, events.AccountRemoved, "", events.AccountRemovedPayload{Name: name})
 		return err
 	})
 }
@@ -340,7 +341,8 @@ func (s *Store) Assign(ctx context.Context, agent, accountName, model string) (A
 			as.Agent, as.Account, as.Model, as.SetAt, s.key.Seal(purposeAssignment, as.fields()...)); err != nil {
 			return fmt.Errorf("assign %s to %s: %w", accountName, agent, err)
 		}
-		_, err = eventlog.Append(ctx, tx, "agent.account_set", "", as)
+		_, err = eventlog.Append(ctx, tx, events.AgentAccountSet, "", events.AgentAccountSetPayload{
+			Agent: as.Agent, Account: as.Account, Model: as.Model, SetAt: as.SetAt})
 		return err
 	})
 	return as, err

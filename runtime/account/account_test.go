@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal/sealtest"
 	"buddi/internal/pgtest"
 	"buddi/runtime/account"
@@ -45,7 +46,7 @@ func TestAccountsLifecycle(t *testing.T) {
 	if got, _ := s.Get(ctx, "work"); got.Enabled {
 		t.Error("still enabled after disable")
 	}
-	ev, _ := eventlog.List(ctx, pool, eventlog.Filter{Kind: "account."})
+	ev, _ := eventlog.List(ctx, pool, eventlog.Filter{Kind: events.AccountAdded.Family()})
 	if len(ev) != 2 {
 		t.Errorf("account events = %d, want added and disabled", len(ev))
 	}
@@ -97,7 +98,7 @@ func TestForgedAccountsAreRefused(t *testing.T) {
 	if _, err := s.Assign(ctx, "developer", "work", "m"); !errors.Is(err, account.ErrUnsealed) {
 		t.Errorf("assigning a forged account: %v, want ErrUnsealed", err)
 	}
-	if evs, _ := eventlog.List(ctx, pool, eventlog.Filter{Kind: "account.forged"}); len(evs) != 1 {
+	if evs, _ := eventlog.List(ctx, pool, eventlog.Filter{Kind: string(events.AccountForged)}); len(evs) != 1 {
 		t.Errorf("account.forged events: %d, want 1 (each refusal recorded once)", len(evs))
 	}
 	// The owner adds it again: it replaces the forged row.

@@ -21,6 +21,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/core/redact"
 	"buddi/core/registry"
@@ -260,9 +261,9 @@ func (h *harness) send(text string) conversation.Sent {
 }
 
 // events returns the events of kind whose payload names run.
-func (h *harness) events(kind, runID string) []eventlog.Event {
+func (h *harness) events(kind events.Kind, runID string) []eventlog.Event {
 	h.t.Helper()
-	evs, err := eventlog.List(context.Background(), h.pool, eventlog.Filter{Kind: kind, Limit: 1000})
+	evs, err := eventlog.List(context.Background(), h.pool, eventlog.Filter{Kind: string(kind), Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -279,10 +280,10 @@ func (h *harness) events(kind, runID string) []eventlog.Event {
 	return out
 }
 
-func (h *harness) await(kind, runID string) eventlog.Event {
+func (h *harness) await(kind events.Kind, runID string) eventlog.Event {
 	h.t.Helper()
 	var got []eventlog.Event
-	pgtest.Eventually(h.t, kind+" of run "+runID, func() bool {
+	pgtest.Eventually(h.t, string(kind)+" of run "+runID, func() bool {
 		got = h.events(kind, runID)
 		return len(got) > 0
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 )
 
@@ -85,7 +86,7 @@ func (r *Runner) Recover(ctx context.Context) (int, error) {
 			if err := Enqueue(ctx, tx, r.Insert, args); err != nil {
 				return err
 			}
-			_, err := eventlog.Append(ctx, tx, "run.recovered", args.ConversationID, map[string]any{"run_id": args.RunID, "dead_job": ids[0], "dead_jobs": ids})
+			_, err := eventlog.Append(ctx, tx, events.RunRecovered, args.ConversationID, events.RunRecoveredPayload{RunID: args.RunID, DeadJob: ids[0], DeadJobs: ids})
 			return err
 		})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"buddi/core/events"
 	"buddi/internal/pgtest"
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
@@ -27,11 +28,11 @@ func TestRecoverTwiceRecoversOnce(t *testing.T) {
 	if n, err := h.runner.Recover(ctx); err != nil || n != 1 {
 		t.Fatalf("first Recover = %d, %v; want 1", n, err)
 	}
-	var events, jobs, running int
+	var evs, jobs, running int
 	count := func() {
 		t.Helper()
 		if err := h.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM core.events), (SELECT count(*) FROM river.river_job),
-			(SELECT count(*) FROM river.river_job WHERE state = 'running')`).Scan(&events, &jobs, &running); err != nil {
+			(SELECT count(*) FROM river.river_job WHERE state = 'running')`).Scan(&evs, &jobs, &running); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -39,17 +40,17 @@ func TestRecoverTwiceRecoversOnce(t *testing.T) {
 	if running != 0 {
 		t.Errorf("%d jobs still running after Recover; want the dead one ended", running)
 	}
-	e0, j0 := events, jobs
+	e0, j0 := evs, jobs
 	if n, err := h.runner.Recover(ctx); err != nil || n != 0 {
 		t.Errorf("second Recover = %d, %v; want 0", n, err)
 	}
 	count()
-	if events != e0 || jobs != j0 {
-		t.Errorf("the second Recover wrote %d events and %d jobs; want none", events-e0, jobs-j0)
+	if evs != e0 || jobs != j0 {
+		t.Errorf("the second Recover wrote %d events and %d jobs; want none", evs-e0, jobs-j0)
 	}
-	if got := len(h.events("run.recovered", sent.RunID)); got != 1 {
+	if got := len(h.events(events.RunRecovered, sent.RunID)); got != 1 {
 		t.Errorf("run.recovered events = %d, want 1", got)
 	}
 	h.startQueue()
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 }

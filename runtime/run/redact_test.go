@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/conversation"
+	"buddi/core/events"
 	"buddi/runtime/live"
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
@@ -75,7 +76,7 @@ func TestOwnerSecretIsNotStored(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Text("Noted."))
 	sent := h.send("the database password is " + planted)
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	rows, err := h.pool.Query(context.Background(), `SELECT body::text FROM core.messages WHERE conversation_id = $1`, sent.Conversation.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestToolOutputWithNULByte(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.binary"), Args: `{}`}), pt.Text("It is an ELF\x00 file."))
 	sent := h.send("what is in the binary?")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	if n := h.binary.runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times, want 1", n)
 	}
@@ -151,12 +152,12 @@ func TestSecretSetMidConversationIsRedactedNext(t *testing.T) {
 	const late = "ghp-stored-while-running-0042"
 	h.model.Script(pt.Text("First."), pt.Text("Second."))
 	first := h.send("remember " + late)
-	h.await("run.finished", first.RunID)
+	h.await(events.RunFinished, first.RunID)
 	if err := h.vault.Set("GH_TOKEN", late); err != nil {
 		t.Fatal(err)
 	}
 	second := h.send("and now?")
-	h.await("run.finished", second.RunID)
+	h.await(events.RunFinished, second.RunID)
 	body := string(h.model.Served()[1].Body)
 	if strings.Contains(body, late) || !strings.Contains(body, "secret:GH_TOKEN") {
 		t.Fatalf("the next request:\n%s", body)

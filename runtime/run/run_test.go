@@ -8,6 +8,7 @@ import (
 
 	"buddi/core/action"
 	"buddi/core/conversation"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/internal/pgtest"
 	"buddi/runtime/provider"
@@ -27,8 +28,8 @@ func TestFullTurnWithApproval(t *testing.T) {
 				pt.Text("Noted ", "milk."),
 			)
 			sent := h.send("note milk please")
-			h.await("run.suspended", sent.RunID)
-			started := h.await("run.started", sent.RunID)
+			h.await(events.RunSuspended, sent.RunID)
+			started := h.await(events.RunStarted, sent.RunID)
 			var meta run.Meta
 			if err := json.Unmarshal(started.Payload, &meta); err != nil {
 				t.Fatal(err)
@@ -48,7 +49,7 @@ func TestFullTurnWithApproval(t *testing.T) {
 			if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
 				t.Fatal(err)
 			}
-			h.await("run.finished", sent.RunID)
+			h.await(events.RunFinished, sent.RunID)
 			if n := h.gated.runs.Load(); n != 1 {
 				t.Fatalf("the effect ran %d times, want 1", n)
 			}
@@ -90,11 +91,11 @@ func TestRescueAfterEffectRunsItOnce(t *testing.T) {
 		return h.auto.runs.Load() == 1 && len(h.model.Requests()) == 2
 	})
 	h.stopQueue() // the lease is cancelled mid-step
-	if len(h.events("run.finished", sent.RunID)) != 0 {
+	if len(h.events(events.RunFinished, sent.RunID)) != 0 {
 		t.Fatal("the run finished although its step was cut off")
 	}
 	h.startQueue()
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	if n := h.auto.runs.Load(); n != 1 {
 		t.Fatalf("the effect ran %d times, want exactly 1", n)
 	}
@@ -109,7 +110,7 @@ func TestRateLimitedThenServed(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Error(429, "retry-after", "1"), pt.Text("Here now."))
 	sent := h.send("hello")
-	step := h.await("run.step", sent.RunID)
+	step := h.await(events.RunStep, sent.RunID)
 	var p struct{ Attempts int }
 	if err := json.Unmarshal(step.Payload, &p); err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestRateLimitedThenServed(t *testing.T) {
 	if p.Attempts != 2 {
 		t.Fatalf("the step took %d attempts, want 2 (the 429, then the retry)", p.Attempts)
 	}
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 }
 
 // A provider that drops the connection mid-stream: the attempt fails, what it streamed is not
@@ -126,7 +127,7 @@ func TestDroppedStreamIsRetried(t *testing.T) {
 	h := newHarness(t, provider.WireOpenAI)
 	h.model.Script(pt.Reply{Text: []string{"Half ", "an ", "answer"}, DropAfter: 1}, pt.Text("A whole answer."))
 	sent := h.send("hello")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	var assistant []string
 	for _, e := range h.transcript(sent.Conversation.ID) {
 		if e.Kind == conversation.KindAssistant {
@@ -147,7 +148,7 @@ func TestPermanentFailureClosesTheTurn(t *testing.T) {
 		pt.Error(401),
 	)
 	sent := h.send("count")
-	failed := h.await("run.failed", sent.RunID)
+	failed := h.await(events.RunFailed, sent.RunID)
 	var p struct {
 		Class    string
 		Sentence string
@@ -170,7 +171,7 @@ func TestPermanentFailureClosesTheTurn(t *testing.T) {
 	// The next message starts a new run whose request replays cleanly past the marker.
 	h.model.Script(pt.Text("Back."))
 	next := h.send("again")
-	h.await("run.finished", next.RunID)
+	h.await(events.RunFinished, next.RunID)
 	if !strings.Contains(string(h.model.Served()[len(h.model.Served())-1].Body), "was not answered") {
 		t.Fatal("the next request does not carry the marker")
 	}
@@ -183,7 +184,7 @@ func TestDisabledAccountStopsTheNextCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := h.send("hello")
-	failed := h.await("run.failed", sent.RunID)
+	failed := h.await(events.RunFailed, sent.RunID)
 	if !strings.Contains(string(failed.Payload), "buddi accounts enable scripted") {
 		t.Fatalf("run.failed %s", failed.Payload)
 	}
@@ -197,7 +198,7 @@ func TestPlantedSecretNeverLeaves(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.peek"), Args: `{}`}), pt.Text("The port is 5432."))
 	sent := h.send("what is in the config?")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	second := string(h.model.Served()[1].Body)
 	if strings.Contains(second, planted) {
 		t.Fatal("the secret reached the provider")
@@ -226,7 +227,7 @@ func TestAskStopsTheRestOfTheBatch(t *testing.T) {
 		pt.Text("Which list should it go on?"),
 	)
 	sent := h.send("add it")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	if h.auto.runs.Load() != 0 {
 		t.Fatal("a call after the question ran")
 	}
@@ -243,7 +244,7 @@ func TestAskStopsTheRestOfTheBatch(t *testing.T) {
 	}
 	h.model.Script(pt.Text("Done."))
 	answer := h.send("the shopping list")
-	h.await("run.finished", answer.RunID)
+	h.await(events.RunFinished, answer.RunID)
 	if held, _ := h.convs.HeldQuestions(context.Background()); held["tester"] != 0 {
 		t.Fatal("the answer did not release the question")
 	}
@@ -254,12 +255,12 @@ func TestRejectionResumesTheRun(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.note"), Args: `{}`}), pt.Text("Understood."))
 	sent := h.send("note it")
-	h.await("run.suspended", sent.RunID)
+	h.await(events.RunSuspended, sent.RunID)
 	rec := h.pendingAction(sent.RunID)
 	if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: false, Surface: "terminal", Reason: "not now"}); err != nil {
 		t.Fatal(err)
 	}
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	if h.gated.runs.Load() != 0 {
 		t.Fatal("a rejected action ran")
 	}
@@ -274,7 +275,7 @@ func TestLateResumptionSaysNothing(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Text("Hi."))
 	sent := h.send("hello")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	before := len(h.transcript(sent.Conversation.ID))
 	ctx := context.Background()
 	tx, err := h.pool.Begin(ctx)
@@ -313,7 +314,7 @@ func TestStopClosesTheTurn(t *testing.T) {
 	if !h.host.Stop(sent.Conversation.ID, sent.RunID, run.ErrStopped) {
 		t.Fatal("nothing to stop")
 	}
-	failed := h.await("run.failed", sent.RunID)
+	failed := h.await(events.RunFailed, sent.RunID)
 	if !strings.Contains(string(failed.Payload), "You stopped this turn.") {
 		t.Fatalf("run.failed %s", failed.Payload)
 	}
@@ -332,7 +333,7 @@ func TestUngrantedToolIsRefused(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.model.Script(pt.Tools(pt.ToolCall{ID: "call_1", Name: wire("test.hidden"), Args: `{}`}), pt.Text("Sorry."))
 	sent := h.send("do the hidden thing")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	if h.hidden.runs.Load() != 0 {
 		t.Fatal("a tool outside the grant ran")
 	}
@@ -353,7 +354,7 @@ func TestRunCrashIsRestartedThenGivenUp(t *testing.T) {
 	h.panics.Store(1)
 	h.model.Script(pt.Text("Fine after all."))
 	sent := h.send("hello")
-	h.await("run.finished", sent.RunID)
+	h.await(events.RunFinished, sent.RunID)
 	if h.panics.Load() >= 0 {
 		t.Fatal("the run's code never panicked")
 	}
@@ -367,7 +368,7 @@ func TestRunCrashIsRestartedThenGivenUp(t *testing.T) {
 
 	h.panics.Store(100)
 	crashed := h.send("again")
-	failed := h.await("run.failed", crashed.RunID)
+	failed := h.await(events.RunFailed, crashed.RunID)
 	var p struct {
 		Class    string
 		Sentence string
@@ -381,5 +382,5 @@ func TestRunCrashIsRestartedThenGivenUp(t *testing.T) {
 	h.panics.Store(0)
 	h.model.Script(pt.Text("Back."))
 	next := h.send("and now?")
-	h.await("run.finished", next.RunID)
+	h.await(events.RunFinished, next.RunID)
 }

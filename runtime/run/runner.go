@@ -17,6 +17,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/core/redact"
 	"buddi/core/registry"
@@ -73,7 +74,8 @@ type Runner struct {
 	Unattended []string
 }
 
-// Meta is what a run pinned when it started, read back from its run.started event.
+// Meta is what a run pinned when it started, read back from its run.started event: its
+// fields are events.RunStartedPayload's, converted both ways.
 type Meta struct {
 	RunID          string `json:"run_id"`          // the run
 	ConversationID string `json:"conversation_id"` // its conversation
@@ -140,7 +142,7 @@ func (r *Runner) Pin(ctx context.Context, args StartArgs) (Meta, error) {
 	if a, err := r.Accounts.Get(ctx, as.Account); err == nil {
 		m.Wire = string(a.Wire)
 	}
-	if _, err := eventlog.Append(ctx, r.Pool, "run.started", m.ConversationID, m); err != nil {
+	if _, err := eventlog.Append(ctx, r.Pool, events.RunStarted, m.ConversationID, events.RunStartedPayload(m)); err != nil {
 		return m, err
 	}
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.started", Tool: m.Agent})
@@ -151,17 +153,18 @@ func (r *Runner) readMeta(ctx context.Context, runID string) (Meta, bool, error)
 	var m Meta
 	var payload []byte
 	err := r.Pool.QueryRow(ctx, `SELECT payload FROM core.events WHERE payload ? 'run_id' AND payload->>'run_id' = $1
-		AND kind = 'run.started' ORDER BY id LIMIT 1`, runID).Scan(&payload)
+		AND kind = $2 ORDER BY id LIMIT 1`, runID, events.RunStarted).Scan(&payload)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return m, false, nil
 	}
 	if err != nil {
 		return m, false, fmt.Errorf("read run %s: %w", runID, err)
 	}
-	if err := json.Unmarshal(payload, &m); err != nil {
+	var p events.RunStartedPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
 		return m, false, fmt.Errorf("read run %s: %w", runID, err)
 	}
-	return m, true, nil
+	return Meta(p), true, nil
 }
 
 // provider builds the run's provider from its pinned account, read fresh: a disabled account
@@ -418,9 +421,9 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		if _, err := conversation.Append(wctx, tx, m.ConversationID, m.RunID, conversation.KindAssistant, body); err != nil {
 			return err
 		}
-		_, err := eventlog.Append(wctx, tx, "run.step", m.ConversationID, map[string]any{
-			"run_id": m.RunID, "stop_reason": res.StopReason, "input_tokens": res.Usage.InputTokens,
-			"output_tokens": res.Usage.OutputTokens, "attempts": res.Attempts, "delivered_input": len(leased),
+		_, err := eventlog.Append(wctx, tx, events.RunStep, m.ConversationID, events.RunStepPayload{
+			RunID: m.RunID, StopReason: string(res.StopReason), InputTokens: res.Usage.InputTokens,
+			OutputTokens: res.Usage.OutputTokens, Attempts: res.Attempts, DeliveredInput: len(leased),
 		})
 		return err
 	})
@@ -499,7 +502,7 @@ func (r *Runner) answer(ctx context.Context, m Meta, a agents.Agent, st state) (
 			return false, err
 		}
 		if wait != "" {
-			if _, err := eventlog.Append(ctx, r.Pool, "run.suspended", m.ConversationID, map[string]any{"run_id": m.RunID, "action_id": wait}); err != nil {
+			if _, err := eventlog.Append(ctx, r.Pool, events.RunSuspended, m.ConversationID, events.RunSuspendedPayload{RunID: m.RunID, ActionID: wait}); err != nil {
 				return false, err
 			}
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.suspended", ActionID: wait})
@@ -563,8 +566,8 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 			return toolBody{Content: "This call was interrupted when buddi restarted: whether it took effect is unknown, and it is not run again.", IsError: true}, "", nil
 		}
 		// Nothing was dispatched: proposing again performs nothing twice.
-	} else if _, err := eventlog.Append(ctx, r.Pool, "run.tool_intent", m.ConversationID, map[string]any{
-		"run_id": m.RunID, "call_id": c.ID, "tool": c.Name,
+	} else if _, err := eventlog.Append(ctx, r.Pool, events.RunToolIntent, m.ConversationID, events.RunToolIntentPayload{
+		RunID: m.RunID, CallID: c.ID, Tool: c.Name,
 	}); err != nil {
 		return body, "", err
 	}
@@ -639,7 +642,7 @@ func answerFromAction(rec action.Record) (toolBody, string, error) {
 func (r *Runner) intended(ctx context.Context, runID, callID string) (bool, error) {
 	var ok bool
 	err := r.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE payload ? 'run_id' AND payload->>'run_id' = $1
-		AND kind = 'run.tool_intent' AND payload->>'call_id' = $2)`, runID, callID).Scan(&ok)
+		AND kind = $3 AND payload->>'call_id' = $2)`, runID, callID, events.RunToolIntent).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("read the intents of run %s: %w", runID, err)
 	}
@@ -665,7 +668,7 @@ func (r *Runner) finish(ctx context.Context, m Meta) error {
 	if err != nil {
 		return err
 	}
-	if _, err := eventlog.Append(wctx, r.Pool, "run.finished", m.ConversationID, map[string]any{"run_id": m.RunID, "next_run": next}); err != nil {
+	if _, err := eventlog.Append(wctx, r.Pool, events.RunFinished, m.ConversationID, events.RunFinishedPayload{RunID: m.RunID, NextRun: next}); err != nil {
 		return err
 	}
 	if r.Finished != nil {
@@ -768,9 +771,9 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 	if _, err := r.Conversations.Finish(wctx, m.ConversationID, m.RunID, r.StartNext(m)); err != nil {
 		return err
 	}
-	if _, err := eventlog.Append(wctx, r.Pool, "run.failed", m.ConversationID, map[string]any{
-		"run_id": m.RunID, "class": class.String(), "sentence": sentence, "retry": retry,
-		"cause": r.scrub(text.FirstLine(cause.Error())),
+	if _, err := eventlog.Append(wctx, r.Pool, events.RunFailed, m.ConversationID, events.RunFailedPayload{
+		RunID: m.RunID, Class: class.String(), Sentence: sentence, Retry: retry,
+		Cause: r.scrub(text.FirstLine(cause.Error())),
 	}); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"buddi/core/events"
 	"buddi/runtime/account"
 	"buddi/runtime/provider"
 	"buddi/runtime/providertest"
@@ -51,14 +52,14 @@ func TestForgedAccountNeverGetsTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := h.send("hello")
-	failed := h.await("run.failed", sent.RunID)
+	failed := h.await(events.RunFailed, sent.RunID)
 	if n := len(catcher.calls()); n != 0 {
 		t.Fatalf("the forged base URL was called %d times", n)
 	}
 	if !strings.Contains(string(failed.Payload), "buddi accounts add") {
 		t.Errorf("run.failed does not say what to do: %s", failed.Payload)
 	}
-	if evs := h.events("account.forged", ""); len(evs) == 0 {
+	if evs := h.events(events.AccountForged, ""); len(evs) == 0 {
 		t.Error("no account.forged event")
 	}
 
@@ -73,7 +74,7 @@ func TestForgedAccountNeverGetsTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent = h.send("hello again")
-	h.await("run.failed", sent.RunID)
+	h.await(events.RunFailed, sent.RunID)
 	if n := len(catcher.calls()); n != 0 {
 		t.Fatalf("a forged account was called %d times", n)
 	}
@@ -87,7 +88,7 @@ func TestForgedAccountNeverGetsTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent = h.send("and now")
-	h.await("run.failed", sent.RunID) // the catcher answers 418
+	h.await(events.RunFailed, sent.RunID) // the catcher answers 418
 	if calls := catcher.calls(); len(calls) == 0 || !strings.Contains(calls[0], providertest.APIKey) {
 		t.Fatalf("the account the owner added: calls %q", calls)
 	}

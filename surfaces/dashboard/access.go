@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 	"buddi/internal/socktable"
 	"buddi/surfaces/webauth"
@@ -189,13 +190,13 @@ func (s *Server) recordRefusal(r *http.Request, reason string) {
 	if seen && now.Sub(last) < time.Minute {
 		return
 	}
-	payload := map[string]any{"method": r.Method, "path": r.URL.Path, "reason": reason, "remote": r.RemoteAddr}
+	payload := events.DashboardRefusedPayload{Method: r.Method, Path: r.URL.Path, Reason: reason, Remote: r.RemoteAddr}
 	if uid >= 0 {
-		payload["uid"] = uid
+		payload.UID = &uid
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 3*time.Second)
 	defer cancel()
-	if _, err := eventlog.Append(ctx, s.deps.Pool, "dashboard.refused", "", payload); err != nil {
+	if _, err := eventlog.Append(ctx, s.deps.Pool, events.DashboardRefused, "", payload); err != nil {
 		s.log.Warn("record a refused request", "err", err)
 	}
 	s.log.Warn("refused a request without the owner's credential", "path", r.URL.Path, "reason", reason, "uid", uid)

@@ -19,6 +19,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/internal/text"
 	"buddi/runtime/live"
 )
@@ -148,7 +149,7 @@ func (b *Bot) down(ctx context.Context) {
 	b.d.Log.Error("the Telegram bot token was refused (401): the surface is down; set a new token with `buddi telegram setup`")
 	_, _ = b.d.Store.Pool.Exec(ctx, `INSERT INTO core.system_flags (key, value) VALUES ('telegram_down', '{"reason":"401"}')
 		ON CONFLICT (key) DO NOTHING`)
-	_, _ = eventlog.Append(ctx, b.d.Store.Pool, "telegram.down", "", map[string]any{"reason": "the bot token was refused (401)"})
+	_, _ = eventlog.Append(ctx, b.d.Store.Pool, events.TelegramDown, "", events.TelegramDownPayload{Reason: "the bot token was refused (401)"})
 }
 
 func (b *Bot) handlePending(ctx context.Context) error {
@@ -183,7 +184,7 @@ func (b *Bot) ignore(ctx context.Context, u Update, why string, who int64) error
 		if err := markHandled(ctx, tx, u.UpdateID, "ignored", why); err != nil {
 			return err
 		}
-		_, err := eventlog.Append(ctx, tx, "telegram.ignored", "", map[string]any{"update_id": u.UpdateID, "why": why, "user_id": who})
+		_, err := eventlog.Append(ctx, tx, events.TelegramIgnored, "", events.TelegramIgnoredPayload{UpdateID: u.UpdateID, Why: why, UserID: who})
 		return err
 	})
 }

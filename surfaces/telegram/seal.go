@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/seal"
 )
 
@@ -78,7 +79,7 @@ func (s *Store) refuse(ctx context.Context, row string, id any, why, fix string)
 	if s.Log != nil {
 		s.Log.Warn("a Telegram record is refused: "+why+"; "+fix, "service", "telegram", "row", row, "id", id)
 	}
-	if _, err := eventlog.Append(ctx, s.Pool, "telegram.forged", "", map[string]any{"row": row, "id": id, "reason": why, "fix": fix}); err != nil && s.Log != nil {
+	if _, err := eventlog.Append(ctx, s.Pool, events.TelegramForged, "", events.TelegramForgedPayload{Row: row, ID: id, Reason: why, Fix: fix}); err != nil && s.Log != nil {
 		s.Log.Warn("record a refused Telegram record", "service", "telegram", "err", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/redact"
 	"buddi/core/seal"
 )
@@ -117,7 +118,7 @@ func (s *Store) pairHash(ctx context.Context, hash string, user User, chat int64
 		if _, err := tx.Exec(ctx, `UPDATE core.surface_identities SET seal = $2 WHERE id = $1`, d.ID, s.identitySeal(d)); err != nil {
 			return err
 		}
-		_, err = eventlog.Append(ctx, tx, "telegram.paired", "", map[string]any{"user_id": user.ID, "chat_id": chat})
+		_, err = eventlog.Append(ctx, tx, events.TelegramPaired, "", events.TelegramPairedPayload{UserID: user.ID, ChatID: chat})
 		return err
 	})
 }
