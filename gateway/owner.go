@@ -22,15 +22,15 @@ type failedJobs struct {
 	q    *queue.Queue
 }
 
-func (j failedJobs) Failed(ctx context.Context, all bool) (any, error) {
+func (j failedJobs) Failed(ctx context.Context, all bool) (dashboard.FailedJobs, error) {
 	jobs, err := queue.Failed(ctx, j.pool, all, 200)
 	if err != nil {
-		return nil, err
+		return dashboard.FailedJobs{}, err
 	}
 	if jobs == nil {
 		jobs = []queue.FailedJob{}
 	}
-	return map[string]any{"failed": jobs, "causes": queue.Group(jobs, time.Now())}, nil
+	return dashboard.FailedJobs{Failed: jobs, Causes: queue.Group(jobs, time.Now())}, nil
 }
 
 func (j failedJobs) Retry(ctx context.Context, id int64) error {
@@ -66,35 +66,16 @@ type developerSettings struct {
 const TailnetSentence = "When this is on, each process a developer agent starts on a port is also served on that same port of buddi's tailnet name, " +
 	"at the root of its own address, to your tailnet login and no one else's. Anything the process serves is then reachable from every device signed in as you."
 
-type workspaceRow struct {
-	Agent     string `json:"agent"`
-	Directory string `json:"directory"`
-	Mode      string `json:"mode"`
-}
-
-type allowedRow struct {
-	ID        int64  `json:"id"`
-	Agent     string `json:"agent"`
-	Workspace string `json:"workspace"`
-	Command   string `json:"command"`
-	Prefix    bool   `json:"prefix"`
-}
-
-func (d developerSettings) Settings(ctx context.Context) (any, error) {
+func (d developerSettings) Settings(ctx context.Context) (dashboard.DeveloperSettings, error) {
+	out := dashboard.DeveloperSettings{Sentence: developer.WorkspaceSafety, Workspaces: []dashboard.DeveloperWorkspace{},
+		Processes: []dashboard.DeveloperProcess{}, Allowed: []dashboard.AllowedCommand{},
+		Tailnet: dashboard.TailnetSwitch{Node: d.tailnet, Sentence: TailnetSentence}}
 	wss, err := d.store.Workspaces(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	out := struct {
-		Sentence   string              `json:"sentence"`
-		Workspaces []workspaceRow      `json:"workspaces"`
-		Processes  []developer.Process `json:"processes"`
-		Allowed    []allowedRow        `json:"allowed"`
-		Tailnet    tailnetSwitch       `json:"tailnet"`
-	}{Sentence: developer.WorkspaceSafety, Workspaces: []workspaceRow{}, Allowed: []allowedRow{},
-		Tailnet: tailnetSwitch{Node: d.tailnet, Sentence: TailnetSentence}}
 	if out.Tailnet.Previews, err = d.store.TailnetPreviews(ctx); err != nil {
-		return nil, err
+		return out, err
 	}
 	for _, w := range wss {
 		if w.Refused != "" { // not one buddi set: no workspace (logged, and recorded as developer.forged)
@@ -102,34 +83,29 @@ func (d developerSettings) Settings(ctx context.Context) (any, error) {
 		}
 		mode, err := d.store.Mode(ctx, w.Agent)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
-		out.Workspaces = append(out.Workspaces, workspaceRow{Agent: w.Agent, Directory: w.Directory, Mode: string(mode)})
+		out.Workspaces = append(out.Workspaces, dashboard.DeveloperWorkspace{Agent: w.Agent, Directory: w.Directory, Mode: string(mode)})
 	}
-	if out.Processes, err = d.store.Processes(ctx, ""); err != nil {
-		return nil, err
+	procs, err := d.store.Processes(ctx, "")
+	if err != nil {
+		return out, err
 	}
-	if out.Processes == nil {
-		out.Processes = []developer.Process{}
+	for _, p := range procs {
+		out.Processes = append(out.Processes, dashboard.DeveloperProcess{ID: p.ID, Agent: p.Agent, Name: p.Name, Pid: p.Pid, Argv: p.Argv,
+			Cwd: p.Cwd, Port: p.Port, LogPath: p.LogPath, StartedAt: p.StartedAt, Running: p.Running, State: p.State, Restarts: p.Restarts, Note: p.Note})
 	}
 	allowed, err := d.store.ListRemembered(ctx, "")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	for _, a := range allowed {
 		if a.Refused != "" { // allows nothing
 			continue
 		}
-		out.Allowed = append(out.Allowed, allowedRow{ID: a.ID, Agent: a.Agent, Workspace: a.Workspace, Command: strings.Join(a.Argv, " "), Prefix: a.Prefix})
+		out.Allowed = append(out.Allowed, dashboard.AllowedCommand{ID: a.ID, Agent: a.Agent, Workspace: a.Workspace, Command: strings.Join(a.Argv, " "), Prefix: a.Prefix})
 	}
 	return out, nil
-}
-
-// tailnetSwitch is the Tailscale switch on Settings → Developer.
-type tailnetSwitch struct {
-	Previews bool   `json:"previews"` // the switch is on
-	Node     bool   `json:"node"`     // this buddi runs the tailnet node
-	Sentence string `json:"sentence"` // what it exposes
 }
 
 func (d developerSettings) SetTailnetPreviews(ctx context.Context, on bool) error {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
 )
 
@@ -19,8 +20,9 @@ func (p previews) Link(ctx context.Context, host, plugin, name string) (string, 
 	return p.srv.Link(ctx, host, p.port, plugin, name)
 }
 
-func (p previews) Check(ctx context.Context, plugin, name string) any {
-	return p.srv.CheckPreview(ctx, plugin, name)
+func (p previews) Check(ctx context.Context, plugin, name string) dashboard.PreviewCheck {
+	c := p.srv.CheckPreview(ctx, plugin, name)
+	return dashboard.PreviewCheck{OK: c.OK, AbsoluteAssets: c.AbsoluteAssets, Problem: c.Problem}
 }
 
 // refusedPorts are the ports a preview never reaches: buddi's two listeners and the

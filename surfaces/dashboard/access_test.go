@@ -395,7 +395,9 @@ func stranger(spec string) {
 
 type nopDeveloper struct{}
 
-func (nopDeveloper) Settings(context.Context) (any, error)             { return map[string]any{}, nil }
+func (nopDeveloper) Settings(context.Context) (dashboard.DeveloperSettings, error) {
+	return dashboard.DeveloperSettings{}, nil
+}
 func (nopDeveloper) SetMode(context.Context, string, string) error     { return nil }
 func (nopDeveloper) StopProcess(context.Context, string, string) error { return nil }
 func (nopDeveloper) StopAll(context.Context) (int, error)              { return 0, nil }
@@ -404,6 +406,8 @@ func (nopDeveloper) SetTailnetPreviews(context.Context, bool) error    { return 
 
 type nopJobs struct{}
 
-func (nopJobs) Failed(context.Context, bool) (any, error) { return map[string]any{}, nil }
-func (nopJobs) Retry(context.Context, int64) error        { return nil }
-func (nopJobs) Dismiss(context.Context, int64) error      { return nil }
+func (nopJobs) Failed(context.Context, bool) (dashboard.FailedJobs, error) {
+	return dashboard.FailedJobs{}, nil
+}
+func (nopJobs) Retry(context.Context, int64) error   { return nil }
+func (nopJobs) Dismiss(context.Context, int64) error { return nil }

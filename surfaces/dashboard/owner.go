@@ -13,14 +13,14 @@ import (
 	"github.com/gorilla/websocket"
 
 	"buddi/core/eventlog"
+	"buddi/queue"
 	"buddi/web"
 )
 
 // Jobs is failed work as the owner decides on it (seed 004, "Failed jobs are decisions").
 type Jobs interface {
-	// Failed lists the failed jobs and their causes ({"failed":[…],"causes":[…]});
-	// dismissed ones too when all.
-	Failed(ctx context.Context, all bool) (any, error)
+	// Failed lists the failed jobs and their causes; dismissed ones too when all.
+	Failed(ctx context.Context, all bool) (FailedJobs, error)
 	// Retry runs a failed job again.
 	Retry(ctx context.Context, id int64) error
 	// Dismiss keeps a failed job on record but out of the counts.
@@ -31,7 +31,7 @@ type Jobs interface {
 type Developer interface {
 	// Settings returns the workspaces with their modes, the running processes, the commands
 	// the owner allowed, and the page's sentence.
-	Settings(ctx context.Context) (any, error)
+	Settings(ctx context.Context) (DeveloperSettings, error)
 	// SetMode sets an agent's mode (ask, edit or run).
 	SetMode(ctx context.Context, agent, mode string) error
 	// StopProcess stops one process of an agent.
@@ -43,6 +43,61 @@ type Developer interface {
 	// SetTailnetPreviews sets the Tailscale switch: each started process also gets its port
 	// on the tailnet (§12).
 	SetTailnetPreviews(ctx context.Context, on bool) error
+}
+
+// FailedJobs is the Jobs page: the failed jobs, and the same grouped by cause.
+type FailedJobs struct {
+	Failed []queue.FailedJob `json:"failed"`
+	Causes []queue.Cause     `json:"causes"`
+}
+
+// DeveloperSettings is Settings → Developer.
+type DeveloperSettings struct {
+	Sentence   string               `json:"sentence"`   // what a workspace exposes to its agent
+	Workspaces []DeveloperWorkspace `json:"workspaces"` // each agent's workspace and mode
+	Processes  []DeveloperProcess   `json:"processes"`  // the long-lived processes, running or lately ended
+	Allowed    []AllowedCommand     `json:"allowed"`    // the commands the owner allowed
+	Tailnet    TailnetSwitch        `json:"tailnet"`    // the switch that puts each process on the tailnet
+}
+
+// DeveloperWorkspace is one agent's workspace and mode.
+type DeveloperWorkspace struct {
+	Agent     string `json:"agent"`
+	Directory string `json:"directory"`
+	Mode      string `json:"mode"`
+}
+
+// DeveloperProcess is one long-lived process as the page lists it.
+type DeveloperProcess struct {
+	ID        int64     `json:"id"`
+	Agent     string    `json:"agent"`
+	Name      string    `json:"name"`
+	Pid       int       `json:"pid"`
+	Argv      []string  `json:"argv"`
+	Cwd       string    `json:"cwd"`
+	Port      *int      `json:"port"`
+	LogPath   string    `json:"log_path"`
+	StartedAt time.Time `json:"started_at"`
+	Running   bool      `json:"running"`  // that very process still runs
+	State     string    `json:"state"`    // running, restarting, exited, stopped or gave_up
+	Restarts  int       `json:"restarts"` // how often it was started again after a crash
+	Note      string    `json:"note,omitempty"`
+}
+
+// AllowedCommand is a command the owner allowed an agent (an "always" on a card).
+type AllowedCommand struct {
+	ID        int64  `json:"id"`
+	Agent     string `json:"agent"`
+	Workspace string `json:"workspace"`
+	Command   string `json:"command"`
+	Prefix    bool   `json:"prefix"`
+}
+
+// TailnetSwitch is the Tailscale switch on Settings → Developer.
+type TailnetSwitch struct {
+	Previews bool   `json:"previews"` // the switch is on
+	Node     bool   `json:"node"`     // this buddi runs the tailnet node
+	Sentence string `json:"sentence"` // what it exposes
 }
 
 // ErrNotFound is what a Jobs or Developer implementation returns for an unknown id or name.
@@ -297,7 +352,14 @@ type Previews interface {
 	// Link returns the URL, on host and the preview port, with a single-use ticket.
 	Link(ctx context.Context, host, plugin, name string) (string, error)
 	// Check reports whether the preview can be opened and whether it uses absolute assets.
-	Check(ctx context.Context, plugin, name string) any
+	Check(ctx context.Context, plugin, name string) PreviewCheck
+}
+
+// PreviewCheck is what a preview's check says.
+type PreviewCheck struct {
+	OK             bool   `json:"ok"`                // the preview can be opened now
+	AbsoluteAssets bool   `json:"absoluteAssets"`    // its first page referenced /… assets
+	Problem        string `json:"problem,omitempty"` // why not, when not OK
 }
 
 // previewLink is GET /api/preview/{plugin}/{name}/link, behind the dashboard's gate.
