@@ -246,6 +246,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	accounts.Log = log
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
 		Accounts: accounts, Secrets: secrets, Scrub: scrub, Insert: insert, Host: tree.Turns, Live: hub, Log: log,
+		Paused: func(ctx context.Context) (bool, error) {
+			paused, _, err := queue.Paused(ctx, src.Pool)
+			return paused, err
+		},
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},
 		Finished: func(ctx context.Context, m run.Meta, last string) {
 			if m.Interactive {
@@ -319,6 +323,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 						return dashboard.ErrNothingToStop
 					}
 					return nil
+				},
+				Deliver: func(ctx context.Context, sent conversation.Sent, surface string) {
+					runner.Deliver(ctx, run.StartArgs{RunID: sent.RunID, ConversationID: sent.Conversation.ID, Agent: sent.Conversation.Agent, Surface: surface, Interactive: true})
 				},
 				TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
 					return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))

@@ -148,14 +148,20 @@ type Deliverer interface {
 	Deliver(conversation, runID string, limit time.Duration, turn func(ctx context.Context) error) error
 }
 
-// Deliver starts the run args describe at once, in its conversation's actor, when the Host can
-// (a message the owner waits on need not wait for the queue to fetch its job). The job, in
-// the queue already, stays the durable record: it joins the run, or takes its result, and
-// after a crash runs it. A Host that cannot deliver leaves it to the job.
-func (r *Runner) Deliver(args StartArgs) {
+// Deliver starts the run args describe at once (unless the owner paused all work) in its
+// conversation's actor, when the Host can (a message the owner waits on need not wait for the
+// queue to fetch its job). The job, in the queue already, stays the durable record: it joins
+// the run, or takes its result, and after a crash runs it. A Host that cannot deliver leaves
+// it to the job.
+func (r *Runner) Deliver(ctx context.Context, args StartArgs) {
 	d, ok := r.Host.(Deliverer)
 	if !ok || args.RunID == "" {
 		return
+	}
+	if r.Paused != nil { // the owner paused all work: the run waits in the queue with the rest
+		if paused, err := r.Paused(ctx); err != nil || paused {
+			return
+		}
 	}
 	if err := d.Deliver(args.ConversationID, args.RunID, JobTimeout, r.startTurn(args)); err != nil {
 		r.log().Warn("a run waits for its job: it could not be started at once", "run", args.RunID, "err", err)

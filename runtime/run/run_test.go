@@ -384,3 +384,40 @@ func TestRunCrashIsRestartedThenGivenUp(t *testing.T) {
 	next := h.send("and now?")
 	h.await(events.RunFinished, next.RunID)
 }
+
+// A delivered run starts before the queue fetches its job: with the queue stopped the turn is
+// answered; the job, when the queue runs again, takes the result and runs nothing twice. While
+// the owner has paused all work, nothing is delivered.
+func TestDeliveredRunNeedsNoFetch(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.stopQueue()
+	h.model.Script(pt.Text("At once."))
+	sent := h.send("quick")
+	args := run.StartArgs{RunID: sent.RunID, ConversationID: sent.Conversation.ID, Agent: "tester", Surface: "terminal", Interactive: true}
+
+	paused := true
+	h.runner.Paused = func(context.Context) (bool, error) { return paused, nil }
+	h.runner.Deliver(context.Background(), args)
+	if n := len(h.events(events.RunStarted, sent.RunID)); n != 0 {
+		t.Fatalf("a run was delivered while work was paused (%d run.started)", n)
+	}
+
+	paused = false
+	h.runner.Deliver(context.Background(), args)
+	h.await(events.RunFinished, sent.RunID)
+	h.startQueue()
+	pgtest.Eventually(t, "the run's job done", func() bool {
+		var state string
+		err := h.pool.QueryRow(context.Background(), `SELECT state FROM river.river_job WHERE kind = 'run.start' AND args->>'run_id' = $1`, sent.RunID).Scan(&state)
+		return err == nil && state == "completed"
+	})
+	if n := len(h.model.Served()); n != 1 {
+		t.Fatalf("%d model requests, want 1", n)
+	}
+	if n := len(h.events(events.RunStarted, sent.RunID)); n != 1 {
+		t.Fatalf("%d run.started events, want 1", n)
+	}
+	if n := len(h.events(events.RunFinished, sent.RunID)); n != 1 {
+		t.Fatalf("%d run.finished events, want 1", n)
+	}
+}

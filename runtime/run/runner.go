@@ -69,6 +69,9 @@ type Runner struct {
 	// Finished, when set, hears every run that ended with its last words (a mission's run
 	// that decided nothing is settled there).
 	Finished func(ctx context.Context, m Meta, lastText string)
+	// Paused, when set, says whether the owner paused all work: Deliver then leaves a run to
+	// its job, which waits in the paused queue.
+	Paused func(ctx context.Context) (bool, error)
 	// Unattended names the tools every unattended run is offered whatever its agent's grant
 	// (mission.report, mission.silent).
 	Unattended []string

@@ -35,7 +35,7 @@ type Chat struct {
 	TakeOffer func(ctx context.Context, id int64) (conversation.Sent, error)
 	// Deliver, when set, starts the new run a stored message asked for at once, before the
 	// queue fetches its job (which stays the durable record and joins it).
-	Deliver func(sent conversation.Sent, surface string)
+	Deliver func(ctx context.Context, sent conversation.Sent, surface string)
 }
 
 type agentJSON struct {
@@ -129,7 +129,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		s.deps.Chat.Live.Publish(live.Event{ConversationID: sent.Conversation.ID, RunID: sent.RunID, Type: "owner.joined", Text: b.Text})
 	}
 	if !sent.Joined && sent.RunID != "" && s.deps.Chat.Deliver != nil {
-		s.deps.Chat.Deliver(sent, b.Surface)
+		s.deps.Chat.Deliver(r.Context(), sent, b.Surface)
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"conversation": sent.Conversation, "run_id": sent.RunID, "joined": sent.Joined,
 		"ended": sent.Ended, "agent": agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles}})

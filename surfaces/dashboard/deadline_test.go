@@ -2,9 +2,9 @@ package dashboard_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
