@@ -9,7 +9,7 @@ import (
 // gives an empty catalogue.
 type Config struct {
 	// Examples is the platform half: a file system with agents/ and skills/ at its root. From
-	// a clone the gateway passes os.DirFS("<repo>/examples"); a built binary passes the copy
+	// a clone the app passes os.DirFS("<repo>/examples"); a built binary passes the copy
 	// embedded in package buddi/examples. Nil loads no examples.
 	Examples fs.FS
 	// ExamplesPath is the directory example files are named under in Agent.Path, Skill.Path

@@ -1,7 +1,7 @@
-// Package gateway is buddi's composition root: `buddi serve` assembles the data directory,
+// Package app is buddi's composition root: `buddi serve` assembles the data directory,
 // the database, the migrations, the queue, the supervision tree and the surfaces here, and
 // takes them down again in order. It is the one place that knows every part.
-package gateway
+package app
 
 import (
 	"context"
@@ -49,7 +49,7 @@ import (
 )
 
 // ErrEscalated means a failure left the top of the supervision tree: buddi stopped.
-var ErrEscalated = errors.New("gateway: supervision escalated to the root")
+var ErrEscalated = errors.New("app: supervision escalated to the root")
 
 // Options tune Serve; the zero value is what buddi serve uses.
 type Options struct {

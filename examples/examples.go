@@ -1,5 +1,5 @@
 // Package examples is the platform half of the agent search path: the agents and skills the
-// repository ships, embedded so a built binary carries them. From a clone the gateway reads
+// repository ships, embedded so a built binary carries them. From a clone the app reads
 // the same files from disk (<repo>/examples) instead, so an edit shows without a rebuild.
 // Nothing ever writes here: an owner changes an example by putting a file with the same id
 // in their own directory, which replaces it whole.

@@ -11,7 +11,7 @@ import (
 	"buddi/core/registry"
 	"buddi/core/seal"
 	"buddi/dbsource"
-	"buddi/gateway"
+	"buddi/app"
 	"buddi/queue"
 )
 
@@ -132,7 +132,7 @@ func decide(env *runEnv, d action.Decision, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	tools, err := registry.New(gateway.Manifests(src.Pool, cfg.Home, nil)...)
+	tools, err := registry.New(app.Manifests(src.Pool, cfg.Home, nil)...)
 	if err != nil {
 		return err
 	}

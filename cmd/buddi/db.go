@@ -9,7 +9,7 @@ import (
 
 	"buddi/datadir"
 	"buddi/dbsource"
-	"buddi/gateway"
+	"buddi/app"
 	"buddi/migrations"
 )
 
@@ -35,7 +35,7 @@ func (c dbMigrateCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	applied, err := src.Migrate(env.ctx, env.log, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
+	applied, err := src.Migrate(env.ctx, env.log, app.Schemas(app.Manifests(nil, cfg.Home, nil))...)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (c dbStatusCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	sts, err := migrations.Check(env.ctx, src.Pool, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
+	sts, err := migrations.Check(env.ctx, src.Pool, app.Schemas(app.Manifests(nil, cfg.Home, nil))...)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"buddi/dbsource"
-	"buddi/gateway"
+	"buddi/app"
 	"buddi/migrations"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/runlist"
@@ -58,7 +58,7 @@ func openDeveloper(env *runEnv) (*dbsource.Source, *developer.Store, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sets := gateway.Schemas(gateway.Manifests(nil, "", nil))
+	sets := app.Schemas(app.Manifests(nil, "", nil))
 	sts, err := migrations.Check(env.ctx, src.Pool, sets...)
 	if err != nil {
 		closeSource(src)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"buddi/doctor"
-	"buddi/gateway"
+	"buddi/app"
 )
 
 type doctorCmd struct {
@@ -16,7 +16,7 @@ func (c doctorCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	rep := doctor.Run(env.ctx, cfg, gateway.Schemas(gateway.Manifests(nil, cfg.Home, nil))...)
+	rep := doctor.Run(env.ctx, cfg, app.Schemas(app.Manifests(nil, cfg.Home, nil))...)
 	if c.JSON {
 		if err := writeJSON(env, rep); err != nil {
 			return err

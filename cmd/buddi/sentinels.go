@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"buddi/gateway"
+	"buddi/app"
 	"buddi/plugins"
 	"buddi/sentinels"
 )
@@ -20,7 +20,7 @@ type sentinelsCmd struct {
 
 func allSentinelsCLI() []plugins.Sentinel {
 	var out []plugins.Sentinel
-	for _, m := range gateway.Manifests(nil, "", nil) {
+	for _, m := range app.Manifests(nil, "", nil) {
 		out = append(out, m.Sentinels...)
 	}
 	return out

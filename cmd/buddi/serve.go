@@ -1,7 +1,7 @@
 package main
 
 import (
-	"buddi/gateway"
+	"buddi/app"
 )
 
 type serveCmd struct {
@@ -25,5 +25,5 @@ func (c serveCmd) Run(env *runEnv) error {
 	if err := cfg.Fill(); err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	return gateway.Serve(env.ctx, cfg, env.log, gateway.Options{})
+	return app.Serve(env.ctx, cfg, env.log, app.Options{})
 }

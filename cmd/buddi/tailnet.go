@@ -9,7 +9,7 @@ import (
 
 	"buddi/core/seal"
 	"buddi/doctor"
-	"buddi/gateway"
+	"buddi/app"
 	"buddi/health"
 	"buddi/plugins/developer"
 	"buddi/tailnet"
@@ -194,7 +194,7 @@ func (tailnetAuthkeyCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	if err := v.Set(gateway.TailnetAuthKeyName, key); err != nil {
+	if err := v.Set(app.TailnetAuthKeyName, key); err != nil {
 		return vaultExit(err)
 	}
 	cfg, err := loadConfig()

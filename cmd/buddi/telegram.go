@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"buddi/dbsource"
-	"buddi/gateway"
+	"buddi/app"
 	"buddi/surfaces/telegram"
 )
 
@@ -31,7 +31,7 @@ func (telegramSetupCmd) Run(env *runEnv) error {
 	}
 	ctx, cancel := context.WithTimeout(env.ctx, 30*time.Second)
 	defer cancel()
-	me, err := gateway.TelegramAPI(token).GetMe(ctx)
+	me, err := app.TelegramAPI(token).GetMe(ctx)
 	if telegram.Unauthorized(err) {
 		return &exitError{code: 1, err: errors.New("the Telegram bot API refused that token: copy it again from @BotFather")}
 	}

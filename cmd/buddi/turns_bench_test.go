@@ -25,13 +25,13 @@ import (
 
 	"buddi/config"
 	"buddi/dbsource"
-	"buddi/gateway"
+	"buddi/app"
 	pt "buddi/runtime/providertest"
 	"buddi/surfaces/webauth"
 )
 
 // BenchmarkTurns measures turns through the path the owner's own use takes: POST
-// /api/messages of a buddi started in this process (gateway.Serve, its embedded database on
+// /api/messages of a buddi started in this process (app.Serve, its embedded database on
 // disk as in production) with an account on the scripted model server, which answers at
 // once ("ok", then the end of the turn). Each conversation is one client that sends its next
 // message once the live stream (/api/conversations/{id}/live) has shown the last turn
@@ -94,7 +94,7 @@ type turnTiming struct {
 }
 
 // startTurns prepares a data directory with the scripted account (through the binary, as
-// the owner would) and runs gateway.Serve on it in this process until the benchmark ends.
+// the owner would) and runs app.Serve on it in this process until the benchmark ends.
 func startTurns(b *testing.B) *turnsHarness {
 	model := pt.New(b)
 	ca := filepath.Join(b.TempDir(), "ca.pem")
@@ -135,7 +135,7 @@ func startTurns(b *testing.B) *turnsHarness {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- gateway.Serve(ctx, cfg, log, gateway.Options{Ready: func(string) { close(ready) }})
+		done <- app.Serve(ctx, cfg, log, app.Options{Ready: func(string) { close(ready) }})
 	}()
 	b.Cleanup(func() {
 		cancel()

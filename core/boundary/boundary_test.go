@@ -36,7 +36,7 @@ func forbidden(path string) (rule string, bad bool) {
 		return "core imports no plugin (only the contract, buddi/plugins)", true
 	case under("buddi/surfaces"):
 		return "core imports no surface: surfaces are thin adapters over core", true
-	case under("buddi/gateway"):
+	case under("buddi/app"):
 		return "core does not import the composition root", true
 	case under("buddi/cmd"):
 		return "core does not import a command", true
@@ -85,10 +85,10 @@ func TestCheckFlagsForbiddenImports(t *testing.T) {
 		{"a plugin, transitively", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/core/other"}, Deps: []string{"buddi/core/other", "buddi/plugins/browser/cdp"}}}, []string{"buddi/plugins/browser/cdp"}},
 		{"a surface", []pkg{{ImportPath: "buddi/core", Imports: []string{"buddi/surfaces/telegram"}}}, []string{"buddi/surfaces/telegram"}},
 		{"surfaces itself", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/surfaces"}}}, []string{"buddi/surfaces"}},
-		{"the gateway", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/gateway"}, Deps: []string{"buddi/gateway"}}}, []string{"buddi/gateway"}},
+		{"the gateway", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/app"}, Deps: []string{"buddi/app"}}}, []string{"buddi/app"}},
 		{"the contract is allowed", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/plugins", "buddi/core/permission"}}}, nil},
-		{"look-alike names are allowed", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/pluginsdk", "buddi/gatewayish", "buddi/cmdline", "example.com/buddi/plugins/x"}}}, nil},
-		{"outside core is not checked", []pkg{{ImportPath: "buddi/gateway", Imports: []string{"buddi/plugins/developer"}}, {ImportPath: "buddi/corelike", Imports: []string{"buddi/cmd/buddi"}}}, nil},
+		{"look-alike names are allowed", []pkg{{ImportPath: "buddi/core/fake", Imports: []string{"buddi/pluginsdk", "buddi/appish", "buddi/cmdline", "example.com/buddi/plugins/x"}}}, nil},
+		{"outside core is not checked", []pkg{{ImportPath: "buddi/app", Imports: []string{"buddi/plugins/developer"}}, {ImportPath: "buddi/corelike", Imports: []string{"buddi/cmd/buddi"}}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -460,7 +460,7 @@ type SentinelWokePayload struct {
 	Runs int `json:"runs"` // runs started
 }
 
-// The developer plugin's processes and records (plugins/developer, gateway).
+// The developer plugin's processes and records (plugins/developer, app).
 const (
 	// DeveloperProcessStopped is written when buddi stops a workspace process whose agent
 	// was removed.
@@ -599,7 +599,7 @@ type TailnetForgedPayload struct {
 	Fix    string `json:"fix"`    // what the owner does about it
 }
 
-// buddi itself, its supervision tree and its queue (gateway, queue).
+// buddi itself, its supervision tree and its queue (app, queue).
 const (
 	// BuddiStarted is written when buddi serve is ready: the tree started and the queue
 	// runs.

@@ -47,8 +47,8 @@ type Developer interface {
 
 // FailedJobs is the Jobs page: the failed jobs, and the same grouped by cause.
 type FailedJobs struct {
-	Failed []queue.FailedJob `json:"failed"`
-	Causes []queue.Cause     `json:"causes"`
+	Failed []queue.FailedJob `json:"failed"` // newest first
+	Causes []queue.Cause     `json:"causes"` // the same, grouped by cause
 }
 
 // DeveloperSettings is Settings → Developer.
@@ -62,35 +62,35 @@ type DeveloperSettings struct {
 
 // DeveloperWorkspace is one agent's workspace and mode.
 type DeveloperWorkspace struct {
-	Agent     string `json:"agent"`
-	Directory string `json:"directory"`
-	Mode      string `json:"mode"`
+	Agent     string `json:"agent"`     // the agent's id
+	Directory string `json:"directory"` // its workspace
+	Mode      string `json:"mode"`      // ask, edit or run
 }
 
 // DeveloperProcess is one long-lived process as the page lists it.
 type DeveloperProcess struct {
-	ID        int64     `json:"id"`
-	Agent     string    `json:"agent"`
-	Name      string    `json:"name"`
-	Pid       int       `json:"pid"`
-	Argv      []string  `json:"argv"`
-	Cwd       string    `json:"cwd"`
-	Port      *int      `json:"port"`
-	LogPath   string    `json:"log_path"`
-	StartedAt time.Time `json:"started_at"`
-	Running   bool      `json:"running"`  // that very process still runs
-	State     string    `json:"state"`    // running, restarting, exited, stopped or gave_up
-	Restarts  int       `json:"restarts"` // how often it was started again after a crash
-	Note      string    `json:"note,omitempty"`
+	ID        int64     `json:"id"`             // its row
+	Agent     string    `json:"agent"`          // whose workspace it runs in
+	Name      string    `json:"name"`           // its name, unique while it runs
+	Pid       int       `json:"pid"`            // its process id
+	Argv      []string  `json:"argv"`           // its command
+	Cwd       string    `json:"cwd"`            // where it runs
+	Port      *int      `json:"port"`           // the port it said it listens on, if any
+	LogPath   string    `json:"log_path"`       // its output
+	StartedAt time.Time `json:"started_at"`     // when it (last) started
+	Running   bool      `json:"running"`        // that very process still runs
+	State     string    `json:"state"`          // running, restarting, exited, stopped or gave_up
+	Restarts  int       `json:"restarts"`       // how often it was started again after a crash
+	Note      string    `json:"note,omitempty"` // the owner's sentence, when it ended or was given up
 }
 
 // AllowedCommand is a command the owner allowed an agent (an "always" on a card).
 type AllowedCommand struct {
-	ID        int64  `json:"id"`
-	Agent     string `json:"agent"`
-	Workspace string `json:"workspace"`
-	Command   string `json:"command"`
-	Prefix    bool   `json:"prefix"`
+	ID        int64  `json:"id"`        // its row
+	Agent     string `json:"agent"`     // the agent it is allowed to
+	Workspace string `json:"workspace"` // in which workspace
+	Command   string `json:"command"`   // the command's words
+	Prefix    bool   `json:"prefix"`    // further words allowed after them
 }
 
 // TailnetSwitch is the Tailscale switch on Settings → Developer.
@@ -346,7 +346,7 @@ func webUI() http.Handler {
 	})
 }
 
-// Previews issues preview links and reports on previews (seed 000 §12); the gateway
+// Previews issues preview links and reports on previews (seed 000 §12); the app
 // implements it over the preview server.
 type Previews interface {
 	// Link returns the URL, on host and the preview port, with a single-use ticket.

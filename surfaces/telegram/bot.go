@@ -24,7 +24,7 @@ import (
 	"buddi/runtime/live"
 )
 
-// Deps are what the bot needs from the gateway.
+// Deps are what the bot needs from the app that wires it.
 type Deps struct {
 	API           *API                // the Bot API with the bot's token
 	Store         *Store              // the surface's state
