@@ -251,11 +251,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			return paused, err
 		},
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},
-		Finished: func(ctx context.Context, m run.Meta, last string) {
+		Finished: func(ctx context.Context, m run.Meta, last func() string) {
 			if m.Interactive {
 				return
 			}
-			state, err := scheduler.Finished(ctx, src.Pool, m.RunID, last)
+			state, err := scheduler.Finished(ctx, src.Pool, m.RunID, last())
 			if err != nil {
 				log.Warn("settle a mission's occurrence", "run", m.RunID, "err", err)
 			} else if state == "silent" {

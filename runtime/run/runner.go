@@ -68,7 +68,8 @@ type Runner struct {
 	Delay func(time.Duration) time.Duration
 	// Finished, when set, hears every run that ended with its last words (a mission's run
 	// that decided nothing is settled there).
-	Finished func(ctx context.Context, m Meta, lastText string)
+	// The last words are read only when asked for.
+	Finished func(ctx context.Context, m Meta, lastText func() string)
 	// Paused, when set, says whether the owner paused all work: Deliver then leaves a run to
 	// its job, which waits in the paused queue.
 	Paused func(ctx context.Context) (bool, error)
@@ -350,22 +351,27 @@ func (r *Runner) Turn(ctx context.Context, m Meta) error {
 		if st.turns >= budget {
 			return r.stopAtBudget(ctx, m, budget)
 		}
-		if err := r.step(ctx, m, a, entries, st); err != nil {
+		answered, err := r.step(ctx, m, a, entries, st)
+		if err != nil {
 			return err
+		}
+		if answered { // it answered in text, calling nothing: done, without reading it back
+			return r.finish(ctx, m)
 		}
 	}
 }
 
-// step takes one model step and writes its message.
-func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []conversation.Entry, st state) error {
+// step takes one model step and writes its message. answered reports that the message calls
+// no tool: the turn is over.
+func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []conversation.Entry, st state) (answered bool, err error) {
 	p, err := r.provider(ctx, m)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var leased []conversation.Pending
 	if st.last != nil { // between tool answers and the next step: input that joined the run
 		if leased, err = r.Conversations.Lease(ctx, m.ConversationID, m.RunID); err != nil {
-			return err
+			return false, err
 		}
 	}
 	extra := make([]string, len(leased))
@@ -374,7 +380,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 	}
 	msgs, err := messages(entries, extra)
 	if err != nil {
-		return err
+		return false, err
 	}
 	req := provider.Request{Model: m.Model, System: system(a, m.Surface), Messages: msgs,
 		Limits: provider.Limits{Timeout: r.callTimeout()}}
@@ -403,7 +409,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		if rerr := r.Conversations.Release(context.WithoutCancel(ctx), m.ConversationID); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		return fmt.Errorf("model step of run %s: %w", m.RunID, err)
+		return false, fmt.Errorf("model step of run %s: %w", m.RunID, err)
 	}
 	body := assistantOf(res.Message)
 	if st.asked { // tools were withheld; a call anyway is dropped, not run
@@ -416,7 +422,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		}
 	}
 	wctx := context.WithoutCancel(ctx) // the step happened: what it said is kept
-	return pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(wctx, r.Pool, func(tx pgx.Tx) error {
 		// The input the step saw goes first: it was part of what the model answered.
 		if err := conversation.Deliver(wctx, tx, m.ConversationID, m.RunID, leased); err != nil {
 			return err
@@ -430,6 +436,10 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		})
 		return err
 	})
+	if err != nil {
+		return false, err
+	}
+	return len(body.calls()) == 0, nil
 }
 
 func textOnly(parts []provider.Part) []provider.Part {
@@ -675,7 +685,7 @@ func (r *Runner) finish(ctx context.Context, m Meta) error {
 		return err
 	}
 	if r.Finished != nil {
-		r.Finished(wctx, m, r.lastText(wctx, m))
+		r.Finished(wctx, m, func() string { return r.lastText(wctx, m) })
 	}
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.finished"})
 	if next != "" {
