@@ -22,10 +22,11 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 
+	"buddi/app"
 	"buddi/config"
 	"buddi/dbsource"
-	"buddi/app"
 	pt "buddi/runtime/providertest"
 	"buddi/surfaces/webauth"
 )
@@ -134,6 +135,7 @@ func startTurns(b *testing.B) *turnsHarness {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan struct{}), make(chan error, 1)
+	before := goleak.IgnoreCurrent()
 	go func() {
 		done <- app.Serve(ctx, cfg, log, app.Options{Ready: func(string) { close(ready) }})
 	}()
@@ -146,6 +148,12 @@ func startTurns(b *testing.B) *turnsHarness {
 			}
 		case <-time.After(time.Minute):
 			b.Errorf("buddi did not stop within a minute")
+		}
+		// What buddi started ends a moment after it returns (the actor system's dead-letter
+		// throttle sleeps a second): wait, so that the test binary's leak check finds none.
+		deadline := time.Now().Add(30 * time.Second)
+		for goleak.Find(before) != nil && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond) // polling interval
 		}
 		if b.Failed() {
 			b.Logf("buddi's log:\n%s", logs.String())
