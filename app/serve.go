@@ -42,7 +42,6 @@ import (
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
-	"buddi/surfaces/telegram"
 	"buddi/surfaces/webauth"
 	"buddi/tailnet"
 	"buddi/version"
@@ -271,71 +270,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
-	if n, err := runner.Recover(ctx); err != nil {
+	if err := recoverAtStart(ctx, src.Pool, runner, exec, devStore, procs, log); err != nil {
 		return err
-	} else if n > 0 {
-		log.Warn("runs were working when buddi stopped; they carry on now", "count", n)
-	}
-	// What a killed buddi left running gets its actor (or, a stranger behind a recycled pid,
-	// is left alone) before anything can start a process.
-	if n, err := devStore.AdoptSurvivors(ctx, procs); err != nil {
-		return err
-	} else if n > 0 {
-		log.Warn("processes were still running from before; buddi supervises them again", "count", n)
-	}
-	if n, err := exec.Recover(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		log.Warn("actions were executing when buddi stopped; they are unknown now and wait for your review", "count", n)
-	}
-	// Whatever else the dead process was working (sweeps, wakes, occurrences) runs again now.
-	if n, err := queue.RescueDead(ctx, src.Pool); err != nil {
-		return err
-	} else if n > 0 {
-		log.Info("jobs were running when buddi stopped; they run again now", "count", n)
 	}
 
 	qstate := &supervisor.QueueState{}
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
-	// dashDeps are the dashboard's parts; the tailnet's dashboard is the same with its gate.
-	dashDeps := func() dashboard.Deps {
-		return dashboard.Deps{Health: h.Report, Pool: src.Pool, Insert: insert, Tools: reg, Log: log,
-			Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: catalog, Live: hub,
-				Available: func(ctx context.Context, agent string) (bool, string) {
-					p, err := run.Check(ctx, runner.Accounts, secrets, agent)
-					if err != nil {
-						return false, "its account could not be read"
-					}
-					if p != nil {
-						return false, p.Sentence
-					}
-					return true, ""
-				},
-				Start: func(surface string) conversation.StartRun {
-					return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
-				},
-				Stop: func(ctx context.Context, conv string) error {
-					c, err := convs.Get(ctx, conv)
-					if err != nil {
-						return dashboard.ErrNothingToStop
-					}
-					if c.ActiveRun == "" || !tree.Turns.Stop(conv, c.ActiveRun, run.ErrStopped) {
-						return dashboard.ErrNothingToStop
-					}
-					return nil
-				},
-				Deliver: func(ctx context.Context, sent conversation.Sent, surface string) {
-					runner.Deliver(ctx, run.StartArgs{RunID: sent.RunID, ConversationID: sent.Conversation.ID, Agent: sent.Conversation.Agent, Surface: surface, Interactive: true})
-				},
-				TakeOffer: func(ctx context.Context, id int64) (conversation.Sent, error) {
-					return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
-				}},
-			Jobs: failedJobs{pool: src.Pool, q: q}, Developer: developerSettings{store: devStore, tailnet: node != nil},
-			Previews: previews{srv: previewSrv, port: previewPort}, Artifacts: artifactFiles{artifacts},
-			Remote: cfg.Remote(), PublicHost: cfg.WebHost, Seal: sealKey, CLIToken: cliToken}
-	}
+	w := &wired{cfg: cfg, log: log, src: src, seal: sealKey, secrets: secrets, scrub: scrub, reg: reg, insert: insert,
+		hub: hub, convs: convs, catalog: catalog, runner: runner, tree: tree, devStore: devStore, procs: procs,
+		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, health: h, cliToken: cliToken, node: node}
 	services := supervisor.Services{
-		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(dashDeps()) }),
+		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(w.dashboardDeps()) }),
 		Preview:   dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),
 		Sentinels: sentinels.Children(watch, allSentinels(manifests), sentinels.Loop),
 		Agents: actors.Go("agent files", watchAgents(agentFiles, func(ctx context.Context) {
@@ -346,31 +291,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Queue:      supervisor.Queue(q, qstate),
 		QueueState: qstate,
 	}
-	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
-		bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: src.Pool, Scrub: scrub, Key: sealKey, Log: log}, Conversations: convs,
-			Start: runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: catalog, Live: hub,
-			Decide: telegramDecide(src.Pool, insert, reg, sealKey), Log: log,
-			Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {
-				a, err := artifacts.Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
-				return a.ID, err
-			}})
-		// A refused token leaves the surface idle and down (it says so); any other end of the
-		// poll loop restarts it.
-		services.Telegram = actors.Go("telegram poller", bot.Run, actors.Quiet(func(err error) bool { return errors.Is(err, telegram.ErrRevoked) }))
-		h.telegram = true
-	}
-	if node != nil {
-		tn := &tailnetServing{node: node, gate: tailnet.NewGate(node.WhoIs, node.Names, src.Pool, sealKey, log), pool: src.Pool, seal: sealKey,
-			previews: previewSrv, previewPort: previewPort, devStore: devStore, procs: procs, log: log}
-		tn.dashboard = func() *dashboard.Server {
-			d := dashDeps()
-			d.Tailnet = &dashboard.Tailnet{Gate: tn.gate}
-			return dashboard.NewServer(d)
-		}
-		// A listener that fails restarts the actor; the node itself belongs to serve.
-		services.Tailnet = actors.Go("tailnet", tn.serve)
-		h.tailnet = tn
-	}
+	services.Telegram = w.telegram()
+	services.Tailnet = w.tailnet()
 	if err := tree.Start(services); err != nil {
 		return err
 	}
