@@ -68,11 +68,21 @@ const hostAttempts = 4
 
 // Run delivers the turn of run runID to conversation's actor and waits for its end: it runs
 // after the conversation's earlier turns, as the run actor runID, and its error is the turn's.
-// When the turn was delivered already (Deliver) and runs, or is waiting, Run joins it; when it
-// ended since without anyone waiting, Run gets its result at once. A cancelled ctx (the job's
-// lease lost, buddi stopping) ends the wait, and the turn when Run started it.
+// A cancelled ctx (the job's lease lost, buddi stopping) ends the wait and the turn.
 func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error {
-	v, err := h.ask(ctx, conversation, runTurn{ctx: ctx, runID: runID, turn: turn})
+	return h.wait(ctx, conversation, runTurn{ctx: ctx, runID: runID, turn: turn})
+}
+
+// Join is Run for a run's first turn, which the owner's message may have delivered already
+// (Deliver): while that turn runs or waits, Join waits for it; when it ended since without
+// anyone waiting, Join gets its result at once (once). Only first turns join each other: a
+// resumption after an approval is a turn of its own (Run), never mistaken for the first.
+func (h *ConversationHost) Join(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error {
+	return h.wait(ctx, conversation, runTurn{ctx: ctx, runID: runID, turn: turn, join: true})
+}
+
+func (h *ConversationHost) wait(ctx context.Context, conversation string, msg runTurn) error {
+	v, err := h.ask(ctx, conversation, msg)
 	if err != nil {
 		return err
 	}
@@ -87,7 +97,7 @@ func (h *ConversationHost) Run(ctx context.Context, conversation, runID string, 
 func (h *ConversationHost) Deliver(conversation, runID string, limit time.Duration, turn func(ctx context.Context) error) error {
 	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := h.ask(dctx, conversation, runTurn{ctx: context.Background(), limit: limit, runID: runID, turn: turn, detached: true})
+	_, err := h.ask(dctx, conversation, runTurn{ctx: context.Background(), limit: limit, runID: runID, turn: turn, detached: true, join: true})
 	return err
 }
 
@@ -206,6 +216,7 @@ type (
 		runID    string
 		turn     func(ctx context.Context) error
 		detached bool          // answered at once; the result waits for the run's job (Deliver)
+		join     bool          // a first turn: one delivered and its job's are the same turn
 		limit    time.Duration // bounds the turn; 0: ctx alone does
 	}
 	turnResult struct{ err error }
@@ -276,16 +287,18 @@ func (a *conversationActor) Receive(c *actors.Context) {
 				return
 			}
 		}
-		if t := a.find(m.runID); t != nil { // delivered and its job came, or the other way round
-			if reply != nil {
-				t.replies = append(t.replies, reply)
-			}
-			return
-		}
-		if reply != nil {
-			if err, ok := a.takeEnded(m.runID); ok {
-				reply.Answer(turnResult{err: err})
+		if m.join {
+			if t := a.find(m.runID); t != nil { // delivered and its job came, or the other way round
+				if reply != nil {
+					t.replies = append(t.replies, reply)
+				}
 				return
+			}
+			if reply != nil {
+				if err, ok := a.takeEnded(m.runID); ok {
+					reply.Answer(turnResult{err: err})
+					return
+				}
 			}
 		}
 		base, stopTimer := m.ctx, context.CancelFunc(func() {})
@@ -350,7 +363,7 @@ func (a *conversationActor) finish(c *actors.Context, err error) {
 	for _, r := range t.replies {
 		r.Answer(turnResult{err: err})
 	}
-	if len(t.replies) == 0 {
+	if len(t.replies) == 0 && t.join {
 		if len(a.ended) == keepEnded {
 			a.ended = a.ended[1:]
 		}
@@ -360,13 +373,13 @@ func (a *conversationActor) finish(c *actors.Context, err error) {
 	a.next(c)
 }
 
-// find returns the turn of runID, running or waiting.
+// find returns the first turn of runID, running or waiting.
 func (a *conversationActor) find(runID string) *pendingTurn {
-	if a.running != nil && a.running.runID == runID {
+	if a.running != nil && a.running.join && a.running.runID == runID {
 		return a.running
 	}
 	for _, t := range a.queue {
-		if t.runID == runID {
+		if t.join && t.runID == runID {
 			return t
 		}
 	}

@@ -284,7 +284,7 @@ func TestDeliveredTurnIsJoinedByItsJob(t *testing.T) {
 	}
 	<-started // running before any job asked for it
 	joined := make(chan error, 1)
-	go func() { joined <- h.Run(ctx, "c1", "r1", turn) }()
+	go func() { joined <- h.Join(ctx, "c1", "r1", turn) }()
 	close(release) // the job joins the running turn, or takes its result once it has ended
 	if err := waitErr(t, joined); err == nil || err.Error() != "the model is down" {
 		t.Fatalf("the job got %v, want the delivered turn's result", err)
@@ -301,13 +301,35 @@ func TestDeliveredTurnIsJoinedByItsJob(t *testing.T) {
 	<-done
 	var err error
 	actorstest.Eventually(t, "the result kept for the job", func() bool {
-		err = h.Run(ctx, "c1", "r2", func(context.Context) error { runs.Add(1); return nil })
+		err = h.Join(ctx, "c1", "r2", func(context.Context) error { runs.Add(1); return nil })
 		return err != nil
 	})
 	if err.Error() != "first attempt failed" || runs.Load() != 2 {
 		t.Fatalf("the job got %v after %d runs; want the delivered turn's failure, run once", err, runs.Load())
 	}
-	if err := h.Run(ctx, "c1", "r2", func(context.Context) error { runs.Add(1); return nil }); err != nil || runs.Load() != 3 {
+	if err := h.Join(ctx, "c1", "r2", func(context.Context) error { runs.Add(1); return nil }); err != nil || runs.Load() != 3 {
 		t.Fatalf("the retry: %v after %d runs; want it run anew", err, runs.Load())
+	}
+}
+
+// A resumption of a run is a turn of its own: it never joins the run's first turn, even while
+// that one still runs; it waits behind it.
+func TestResumptionIsNotTheFirstTurn(t *testing.T) {
+	t.Parallel()
+	sys, tree, _ := newTree(t)
+	h := supervisor.NewConversationHost(sys, tree)
+	ctx := context.Background()
+	release := make(chan struct{})
+	started := make(chan struct{})
+	if err := h.Deliver("c1", "r1", time.Minute, func(context.Context) error { close(started); <-release; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	var resumed atomic.Bool
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx, "c1", "r1", func(context.Context) error { resumed.Store(true); return nil }) }()
+	close(release)
+	if err := waitErr(t, done); err != nil || !resumed.Load() {
+		t.Fatalf("the resumption: %v, ran %v; want it run after the first turn", err, resumed.Load())
 	}
 }

@@ -124,7 +124,7 @@ const JobTimeout = 40 * time.Minute
 func (w *StartWorker) Work(ctx context.Context, job *river.Job[StartArgs]) error {
 	a := job.Args
 	m := Meta{RunID: a.RunID, ConversationID: a.ConversationID, Agent: a.Agent, Surface: a.Surface, Interactive: a.Interactive}
-	err := w.Runner.host(ctx, m, w.Runner.startTurn(a))
+	err := w.Runner.host(ctx, m, w.Runner.startTurn(a), true)
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
 }
 
@@ -141,11 +141,13 @@ func (r *Runner) startTurn(args StartArgs) func(ctx context.Context) error {
 	}
 }
 
-// Deliverer is a Host that can start a turn before its job is fetched.
+// Deliverer is a Host that can start a run's first turn before its job is fetched.
 type Deliverer interface {
-	// Deliver starts the turn of run runID in conversation without waiting for it; the run's
-	// job joins it when it comes. The turn gets at most limit.
+	// Deliver starts the first turn of run runID in conversation without waiting for it; the
+	// run's job joins it when it comes. The turn gets at most limit.
 	Deliver(conversation, runID string, limit time.Duration, turn func(ctx context.Context) error) error
+	// Join is Run for a run's first turn: it joins the delivered one, or takes its result.
+	Join(ctx context.Context, conversation, runID string, turn func(ctx context.Context) error) error
 }
 
 // Deliver starts the run args describe at once (unless the owner paused all work) in its
@@ -170,8 +172,13 @@ func (r *Runner) Deliver(ctx context.Context, args StartArgs) {
 
 // host hands the run's turn to its conversation's actor and waits for its end. A run whose
 // code crashed past its actor's restart budget fails for good, saying so to the owner.
-func (r *Runner) host(ctx context.Context, m Meta, turn func(ctx context.Context) error) error {
-	err := r.Host.Run(ctx, m.ConversationID, m.RunID, turn)
+func (r *Runner) host(ctx context.Context, m Meta, turn func(ctx context.Context) error, first bool) error {
+	var err error
+	if d, ok := r.Host.(Deliverer); ok && first {
+		err = d.Join(ctx, m.ConversationID, m.RunID, turn)
+	} else {
+		err = r.Host.Run(ctx, m.ConversationID, m.RunID, turn)
+	}
 	var crash interface{ RunCrashed() (int, string) }
 	if errors.As(err, &crash) {
 		restarts, _ := crash.RunCrashed()
@@ -217,7 +224,7 @@ func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeA
 	}
 	if err == nil {
 		w.Runner.publish(liveResumed(m, job.Args.ActionID))
-		err = w.Runner.host(ctx, m, w.Runner.turn(m))
+		err = w.Runner.host(ctx, m, w.Runner.turn(m), false)
 	}
 	return w.Runner.settle(ctx, m, job.JobRow, err, &w.next)
 }
