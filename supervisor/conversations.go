@@ -239,9 +239,9 @@ type pendingTurn struct {
 	runTurn
 	replies []*actors.Reply         // who waits for its end
 	ctx     context.Context         // the turn's: its first caller's, cancelled by a stop
-	cancel context.CancelCauseFunc // stops the turn with a cause
-	path   string                  // the run actor's, once it runs
-	ref    *actors.Ref
+	cancel  context.CancelCauseFunc // stops the turn with a cause
+	path    string                  // the run actor's, once it runs
+	ref     *actors.Ref
 }
 
 // conversationActor serialises a conversation's turns.

@@ -327,7 +327,9 @@ func TestResumptionIsNotTheFirstTurn(t *testing.T) {
 	<-started
 	var resumed atomic.Bool
 	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx, "c1", "r1", func(context.Context) error { resumed.Store(true); return nil }) }()
+	go func() {
+		done <- h.Run(ctx, "c1", "r1", func(context.Context) error { resumed.Store(true); return nil })
+	}()
 	close(release)
 	if err := waitErr(t, done); err != nil || !resumed.Load() {
 		t.Fatalf("the resumption: %v, ran %v; want it run after the first turn", err, resumed.Load())

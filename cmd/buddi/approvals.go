@@ -6,12 +6,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"buddi/app"
 	"buddi/core/action"
 	"buddi/core/executor"
 	"buddi/core/registry"
 	"buddi/core/seal"
 	"buddi/dbsource"
-	"buddi/app"
 	"buddi/queue"
 )
 

@@ -7,9 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"buddi/app"
 	"buddi/datadir"
 	"buddi/dbsource"
-	"buddi/app"
 	"buddi/migrations"
 )
 

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"buddi/dbsource"
 	"buddi/app"
+	"buddi/dbsource"
 	"buddi/migrations"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/runlist"

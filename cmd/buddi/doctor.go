@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
-	"buddi/doctor"
 	"buddi/app"
+	"buddi/doctor"
 )
 
 type doctorCmd struct {

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"buddi/app"
 	"buddi/core/seal"
 	"buddi/doctor"
-	"buddi/app"
 	"buddi/health"
 	"buddi/plugins/developer"
 	"buddi/tailnet"

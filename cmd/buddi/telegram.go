@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"buddi/dbsource"
 	"buddi/app"
+	"buddi/dbsource"
 	"buddi/surfaces/telegram"
 )
 
