@@ -43,7 +43,7 @@ type cli struct {
 	Accounts    accountsCmd    `cmd:"" help:"Named provider accounts (their secrets stay in the vault)."`
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
 	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
-	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up and idle memory."`
+	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up, idle memory and idle transactions."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
 }
 
