@@ -76,7 +76,7 @@ func TestDashboardChatInBrowser(t *testing.T) {
 		{"sign in", chromedp.Navigate(link.URL)},
 		{"open the chat", chromedp.Navigate(base + "/#/chat/developer")},
 		{"see the composer", chromedp.WaitVisible(css(`form.compose textarea`))},
-		{"type", chromedp.SendKeys(css(`form.compose textarea`), "work in my project")},
+		{"type", typeInto(css(`form.compose textarea`), "work in my project")},
 		{"send", chromedp.Click(css(`form.compose button[type=submit]`))},
 		{"see the card", chromedp.WaitVisible(css(`#thread .approval button.primary`))},
 	}
@@ -268,4 +268,23 @@ func startDevServer(t *testing.T, model *pt.Server, vars []string) int {
 		return err == nil
 	})
 	return port
+}
+
+// typeInto types text into the element sel finds. The page draws the chat again when its data
+// arrives (the draft is kept), which can replace the element between finding it and typing:
+// then it finds the new one and types there. A replaced element took no keys (the focus on it
+// fails first), so nothing is typed twice.
+func typeInto(sel chromedp.CSS, text string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range 5 {
+			if err = chromedp.Do(ctx, chromedp.WaitVisible(sel)); err != nil {
+				return chromedp.Void{}, err
+			}
+			if err = chromedp.Do(ctx, chromedp.SendKeys(sel, text)); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, err
+	}
 }
