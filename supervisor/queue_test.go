@@ -3,17 +3,13 @@ package supervisor_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"buddi/actors"
 	"buddi/db"
-	"buddi/migrations"
-	"buddi/pgcluster"
+	"buddi/internal/pgtest"
 	"buddi/queue"
 	"buddi/supervisor"
 )
@@ -23,44 +19,14 @@ import (
 // the database answers again; nothing escalates.
 func TestQueueRidesOutADatabaseRestartAtStart(t *testing.T) {
 	t.Parallel()
-	if _, err := pgcluster.FindBinaries(""); err != nil {
-		t.Fatalf("this test needs PostgreSQL server binaries: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := pgcluster.New(pgcluster.Options{Dir: filepath.Join(t.TempDir(), "pg"), Fast: true, DieWithParent: true})
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer scancel()
-		_ = c.Stop(sctx)
-	})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	admin, err := c.OwnerDSN("postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE buddi"); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	dsn, err := c.OwnerDSN("buddi")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, dsn := pgtest.OwnCluster(t)
 	pool, err := db.Open(ctx, dsn, db.Options{Name: "queue"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close) // after the tree's shutdown (registered later, run first): River resigns through it
-	if _, err := migrations.Up(ctx, pool, nil); err != nil {
-		t.Fatal(err)
-	}
 	q, err := queue.New(pool, queue.Options{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

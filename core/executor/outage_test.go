@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -20,72 +19,17 @@ import (
 	"buddi/core/executor"
 	"buddi/core/registry"
 	"buddi/db"
+	"buddi/internal/pgtest"
 	"buddi/migrations"
-	"buddi/pgcluster"
 	"buddi/plugins"
 )
-
-// ownCluster starts a cluster of the test's own, which it may kill or stop (the package's
-// shared one must not be), with buddi's schema migrated into its database "buddi".
-func ownCluster(t *testing.T) (*pgcluster.Cluster, string) {
-	t.Helper()
-	if _, err := pgcluster.FindBinaries(""); err != nil {
-		t.Fatalf("this test needs PostgreSQL server binaries: %v", err)
-	}
-	c := pgcluster.New(pgcluster.Options{Dir: filepath.Join(t.TempDir(), "pg"), Fast: true, DieWithParent: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if pid := c.Pid(); pid != 0 {
-			_ = syscall.Kill(-pid, syscall.SIGCONT) // a failed test may leave it stopped
-		}
-		_ = c.Stop(ctx)
-	})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	admin, err := c.OwnerDSN("postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sql := range []string{
-		"CREATE DATABASE buddi",
-		// A test cluster runs without synchronous commit, and a killed postmaster would
-		// take the last commits with it: these tests need what was committed to stay.
-		"ALTER DATABASE buddi SET synchronous_commit = on",
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn.Close(ctx)
-	dsn, err := c.OwnerDSN("buddi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn, db.Options{Name: "migrate"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := migrations.Up(ctx, pool, nil); err != nil {
-		t.Fatal(err)
-	}
-	return c, dsn
-}
 
 // The database goes away while effects run (the postmaster killed, or the whole server
 // stopped) and comes back: the outcomes, known in memory, are written once it answers again,
 // each once, and no effect runs twice.
 func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 	t.Parallel()
-	c, dsn := ownCluster(t)
+	c, dsn := pgtest.OwnCluster(t)
 	outages := []struct {
 		name string
 		// begin takes the database away; the function it returns brings it back.
