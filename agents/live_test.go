@@ -5,7 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"buddi/actors/actorstest"
 )
 
 // runLive starts l's watch for the test's duration.
@@ -21,18 +22,6 @@ func runLive(t *testing.T, l *Live) {
 		}
 		_ = l.Close()
 	})
-}
-
-// eventually polls cond until it holds or ten seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // A live catalogue parses the files once; an edit, a new agent in a new directory and a
@@ -56,7 +45,7 @@ func TestLiveFollowsTheFiles(t *testing.T) {
 
 	b.owner(t, "a.md", agentFile("a", "@alpha"))
 	<-l.Changes()
-	eventually(t, "the edited handle", func() bool {
+	actorstest.Eventually(t, "the edited handle", func() bool {
 		c, err := l.Load()
 		_, ok := c.ByHandle("@alpha")
 		return err == nil && ok
@@ -65,7 +54,7 @@ func TestLiveFollowsTheFiles(t *testing.T) {
 	// A directory made after the watch began, with a private skill in it.
 	b.owner(t, "b.md", agentFile("b", "@bee"))
 	b.owner(t, filepath.Join("b", "skills", "notes.md"), skillFile("description: Notes."))
-	eventually(t, "b's private skill", func() bool {
+	actorstest.Eventually(t, "b's private skill", func() bool {
 		c, err := l.Load()
 		if err != nil {
 			return false
@@ -77,7 +66,7 @@ func TestLiveFollowsTheFiles(t *testing.T) {
 	if err := os.Remove(filepath.Join(b.agentsDir, "a.md")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a gone", func() bool {
+	actorstest.Eventually(t, "a gone", func() bool {
 		c, err := l.Load()
 		_, ok := c.ByID("a")
 		return err == nil && !ok
@@ -100,7 +89,7 @@ func TestLiveSeesTheDirectoryAppear(t *testing.T) {
 		t.Fatalf("Load = %v, %v; want an empty catalogue", c, err)
 	}
 	b.owner(t, "late.md", agentFile("late", "@late"))
-	eventually(t, "the late agent", func() bool {
+	actorstest.Eventually(t, "the late agent", func() bool {
 		c, err := l.Load()
 		_, ok := c.ByID("late")
 		return err == nil && ok

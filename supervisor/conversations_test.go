@@ -247,11 +247,7 @@ func BenchmarkPassivatedConversations(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		deadline := time.Now().Add(time.Minute)
-		for h.Open() > 0 && time.Now().Before(deadline) {
-			runtime.Gosched()
-			time.Sleep(10 * time.Millisecond)
-		}
+		actorstest.Eventually(b, "every conversation passivated", func() bool { return h.Open() == 0 })
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
