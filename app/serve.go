@@ -245,8 +245,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	accounts.Log = log
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
 		Accounts: accounts, Secrets: secrets, Scrub: scrub, Insert: insert, Host: tree.Turns, Live: hub, Log: log,
-		Paused: func(ctx context.Context) (bool, error) {
-			paused, _, err := queue.Paused(ctx, src.Pool)
+		Paused: func(ctx context.Context, q eventlog.Querier) (bool, error) {
+			paused, _, err := queue.Paused(ctx, q)
 			return paused, err
 		},
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},

@@ -101,7 +101,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 				return true, ""
 			},
 			Start: func(surface string) conversation.StartRun {
-				return runner.StartNext(run.Meta{Surface: surface, Interactive: true})
+				return runner.StartNow(run.Meta{Surface: surface, Interactive: true})
 			},
 			Stop: func(ctx context.Context, conv string) error {
 				c, err := convs.Get(ctx, conv)

@@ -18,9 +18,9 @@ import (
 const pausedKey = "paused"
 
 // Paused reports whether the owner paused all work, and since when.
-func Paused(ctx context.Context, pool *pgxpool.Pool) (bool, time.Time, error) {
+func Paused(ctx context.Context, q eventlog.Querier) (bool, time.Time, error) {
 	var raw []byte
-	err := pool.QueryRow(ctx, `SELECT value FROM core.system_flags WHERE key = $1`, pausedKey).Scan(&raw)
+	err := q.QueryRow(ctx, `SELECT value FROM core.system_flags WHERE key = $1`, pausedKey).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, time.Time{}, nil
 	}

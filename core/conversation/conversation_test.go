@@ -220,3 +220,38 @@ func TestOffersEndWithTheirConversation(t *testing.T) {
 		t.Fatalf("an offer of an ended conversation was taken: %v", err)
 	}
 }
+
+// A message that names only its conversation learns the agent in its own transaction: the
+// agent's rollover is judged, and an agent that is refused writes nothing.
+func TestAgentOfNamesTheConversationsAgent(t *testing.T) {
+	ctx := context.Background()
+	st := conversation.NewStore(pgtest.Pool(t))
+	var s started
+	first, err := st.Send(ctx, conversation.Message{Agent: "a", Surface: "terminal", Text: "one"}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Finish(ctx, first.Conversation.ID, first.RunID, s.start); err != nil {
+		t.Fatal(err)
+	}
+	gone := errors.New("no such agent")
+	refused, err := st.Send(ctx, conversation.Message{ConversationID: first.Conversation.ID, Surface: "terminal", Text: "two",
+		AgentOf: func(string) (time.Duration, error) { return 0, gone }}, s.start)
+	if !errors.Is(err, gone) || refused.RunID != "" {
+		t.Fatalf("a refused agent: sent %+v, err %v", refused, err)
+	}
+	if es, err := st.Transcript(ctx, first.Conversation.ID); err != nil || len(es) != 1 {
+		t.Fatalf("a refused message was written: %d entries, %v", len(es), err)
+	}
+	// An hour later, with a rollover of a minute, the conversation has gone idle and a new
+	// one of the same agent takes the message.
+	var heard string
+	later, err := st.Send(ctx, conversation.Message{ConversationID: first.Conversation.ID, Surface: "terminal", Text: "three", Now: time.Now().Add(time.Hour),
+		AgentOf: func(agent string) (time.Duration, error) { heard = agent; return time.Minute, nil }}, s.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heard != "a" || later.Ended == nil || later.Ended.Reason != "idle" || later.Conversation.Agent != "a" || later.Conversation.ID == first.Conversation.ID {
+		t.Fatalf("heard %q; sent %+v (ended %+v)", heard, later, later.Ended)
+	}
+}

@@ -36,6 +36,10 @@ type Message struct {
 	Text string
 	// Rollover is the agent's idle rollover (judged here); zero means three hours.
 	Rollover time.Duration
+	// AgentOf, when set, hears in the message's transaction the agent of the conversation
+	// it goes to (for a message that names only its conversation) and gives that agent's
+	// rollover; its error refuses the message, and nothing is written.
+	AgentOf func(agent string) (time.Duration, error)
 	// Now is the clock; zero means time.Now.
 	Now time.Time
 	// Offer, when the message is a taken offer, is its label: the turn is stamped offer:<label>.
@@ -82,15 +86,24 @@ func (s *Store) Send(ctx context.Context, m Message, start StartRun) (Sent, erro
 	if m.Now.IsZero() {
 		m.Now = time.Now()
 	}
-	if m.Rollover <= 0 {
-		m.Rollover = 3 * time.Hour
-	}
 	var out Sent
+	asked := m
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		out = Sent{}
+		out, m = Sent{}, asked
 		conv, err := s.pick(ctx, tx, m)
 		if err != nil {
 			return err
+		}
+		if m.Agent == "" {
+			m.Agent = conv.Agent
+		}
+		if m.AgentOf != nil {
+			if m.Rollover, err = m.AgentOf(conv.Agent); err != nil {
+				return err
+			}
+		}
+		if m.Rollover <= 0 {
+			m.Rollover = 3 * time.Hour
 		}
 		if m.New && conv.Chars > 0 {
 			if conv.EndedAt == nil {
@@ -315,50 +328,63 @@ func (s *Store) StartDetached(ctx context.Context, agent, text string, start Sta
 // the next turn, in order: it is promoted to user entries and start enqueues the next run in
 // the same transaction (next is its id, "" when nothing was waiting).
 func (s *Store) Finish(ctx context.Context, conversationID, runID string, start StartRun) (next string, err error) {
+	return s.FinishThen(ctx, conversationID, runID, start, nil)
+}
+
+// FinishThen is Finish that also runs then, when set, in the same transaction once the run
+// is finished (or was already): then hears the next run's id, "" when none.
+func (s *Store) FinishThen(ctx context.Context, conversationID, runID string, start StartRun, then func(ctx context.Context, tx pgx.Tx, next string) error) (next string, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		next = ""
-		conv, err := get(ctx, tx, conversationID, true)
-		if err != nil {
+		if err := s.finish(ctx, tx, conversationID, runID, start, &next); err != nil || then == nil {
 			return err
 		}
-		if conv.ActiveRun != runID {
-			return nil // finished already (a rerun of its last job)
-		}
-		rows, err := tx.Query(ctx, `UPDATE core.pending_input SET state = 'promoted', updated_at = now()
-			WHERE conversation_id = $1 AND state IN ('pending', 'leased') RETURNING id, text`, conversationID)
-		if err != nil {
-			return fmt.Errorf("promote the input waiting in %s: %w", conversationID, err)
-		}
-		type waiting struct {
-			id   int64
-			text string
-		}
-		ws, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (waiting, error) {
-			var w waiting
-			err := r.Scan(&w.id, &w.text)
-			return w, err
-		})
-		if err != nil {
-			return fmt.Errorf("promote the input waiting in %s: %w", conversationID, err)
-		}
-		if len(ws) == 0 {
-			_, err := tx.Exec(ctx, `UPDATE core.conversations SET active_run = NULL WHERE id = $1`, conversationID)
-			return err
-		}
-		// promoted rows come back in no particular order: keep the owner's
-		slices.SortFunc(ws, func(a, b waiting) int { return cmp.Compare(a.id, b.id) })
-		for _, w := range ws {
-			if _, err := Append(ctx, tx, conversationID, "", KindUser, map[string]any{"text": w.text}); err != nil {
-				return err
-			}
-		}
-		if next, err = s.begin(ctx, tx, conv); err != nil {
-			return err
-		}
-		conv.ActiveRun = next
-		return start(ctx, tx, conv, next)
+		return then(ctx, tx, next)
 	})
 	return next, err
+}
+
+func (s *Store) finish(ctx context.Context, tx pgx.Tx, conversationID, runID string, start StartRun, next *string) error {
+	conv, err := get(ctx, tx, conversationID, true)
+	if err != nil {
+		return err
+	}
+	if conv.ActiveRun != runID {
+		return nil // finished already (a rerun of its last job)
+	}
+	rows, err := tx.Query(ctx, `UPDATE core.pending_input SET state = 'promoted', updated_at = now()
+		WHERE conversation_id = $1 AND state IN ('pending', 'leased') RETURNING id, text`, conversationID)
+	if err != nil {
+		return fmt.Errorf("promote the input waiting in %s: %w", conversationID, err)
+	}
+	type waiting struct {
+		id   int64
+		text string
+	}
+	ws, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (waiting, error) {
+		var w waiting
+		err := r.Scan(&w.id, &w.text)
+		return w, err
+	})
+	if err != nil {
+		return fmt.Errorf("promote the input waiting in %s: %w", conversationID, err)
+	}
+	if len(ws) == 0 {
+		_, err := tx.Exec(ctx, `UPDATE core.conversations SET active_run = NULL WHERE id = $1`, conversationID)
+		return err
+	}
+	// promoted rows come back in no particular order: keep the owner's
+	slices.SortFunc(ws, func(a, b waiting) int { return cmp.Compare(a.id, b.id) })
+	for _, w := range ws {
+		if _, err := Append(ctx, tx, conversationID, "", KindUser, map[string]any{"text": w.text}); err != nil {
+			return err
+		}
+	}
+	if *next, err = s.begin(ctx, tx, conv); err != nil {
+		return err
+	}
+	conv.ActiveRun = *next
+	return start(ctx, tx, conv, *next)
 }
 
 // Pending is input waiting for a run.
@@ -405,11 +431,28 @@ func Deliver(ctx context.Context, tx pgx.Tx, conversationID, runID string, ps []
 	return nil
 }
 
+// Open reads in tx what a turn of run starts from. inFlight reports whether run is the
+// conversation's run in flight; when it is, input a step leased and never delivered (it
+// failed, or buddi stopped) is handed back, and entries is the transcript, scrubbed.
+func (s *Store) Open(ctx context.Context, tx pgx.Tx, conversationID, runID string) (entries []Entry, inFlight bool, err error) {
+	conv, err := get(ctx, tx, conversationID, false)
+	if err != nil || conv.ActiveRun != runID {
+		return nil, false, err
+	}
+	if _, err := tx.Exec(ctx, releaseSQL, conversationID); err != nil {
+		return nil, false, fmt.Errorf("release input of %s: %w", conversationID, err)
+	}
+	entries, err = s.transcript(ctx, tx, conversationID)
+	return entries, err == nil, err
+}
+
+const releaseSQL = `UPDATE core.pending_input SET state = 'pending', updated_at = now()
+		WHERE conversation_id = $1 AND state = 'leased'`
+
 // Release hands leased input of the conversation back (pending again): the step that leased
 // it did not happen.
 func (s *Store) Release(ctx context.Context, conversationID string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE core.pending_input SET state = 'pending', updated_at = now()
-		WHERE conversation_id = $1 AND state = 'leased'`, conversationID); err != nil {
+	if _, err := s.pool.Exec(ctx, releaseSQL, conversationID); err != nil {
 		return fmt.Errorf("release input of %s: %w", conversationID, err)
 	}
 	return nil

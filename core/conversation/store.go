@@ -131,7 +131,11 @@ func (s *Store) List(ctx context.Context, agent string, limit int) ([]Conversati
 
 // Transcript returns the conversation's entries in order, scrubbed.
 func (s *Store) Transcript(ctx context.Context, id string) ([]Entry, error) {
-	es, err := Transcript(ctx, s.pool, id)
+	return s.transcript(ctx, s.pool, id)
+}
+
+func (s *Store) transcript(ctx context.Context, q eventlog.Querier, id string) ([]Entry, error) {
+	es, err := Transcript(ctx, q, id)
 	if err != nil || s.Scrub == nil {
 		return es, err
 	}

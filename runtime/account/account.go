@@ -243,7 +243,12 @@ func (s *Store) List(ctx context.Context) ([]Account, error) {
 // Get returns one account; an account buddi did not seal is an error matching ErrUnsealed
 // (with the row, Refused set, for saying which).
 func (s *Store) Get(ctx context.Context, name string) (Account, error) {
-	a, err := scanAccount(s.pool.QueryRow(ctx, selectAccount+` WHERE name = $1`, name))
+	return s.GetIn(ctx, s.pool, name)
+}
+
+// GetIn is Get read through q (a transaction that reads more with it).
+func (s *Store) GetIn(ctx context.Context, q eventlog.Querier, name string) (Account, error) {
+	a, err := scanAccount(q.QueryRow(ctx, selectAccount+` WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Account{}, fmt.Errorf("account %s: %w", name, ErrNotFound)
 	}
@@ -351,8 +356,13 @@ func (s *Store) Assign(ctx context.Context, agent, accountName, model string) (A
 // Assigned returns agent's assignment; found is false when it has none, or when its row is
 // not one buddi sealed (then as.Refused says why, and the refusal is recorded).
 func (s *Store) Assigned(ctx context.Context, agent string) (as Assignment, found bool, err error) {
+	return s.AssignedIn(ctx, s.pool, agent)
+}
+
+// AssignedIn is Assigned read through q (a transaction that reads more with it).
+func (s *Store) AssignedIn(ctx context.Context, q eventlog.Querier, agent string) (as Assignment, found bool, err error) {
 	var sum string
-	err = s.pool.QueryRow(ctx, `SELECT agent, account, model, set_at, seal FROM core.agent_provider_accounts WHERE agent = $1`, agent).
+	err = q.QueryRow(ctx, `SELECT agent, account, model, set_at, seal FROM core.agent_provider_accounts WHERE agent = $1`, agent).
 		Scan(&as.Agent, &as.Account, &as.Model, &as.SetAt, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return as, false, nil

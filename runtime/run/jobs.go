@@ -133,11 +133,12 @@ func (w *StartWorker) Work(ctx context.Context, job *river.Job[StartArgs]) error
 // pin twice.
 func (r *Runner) startTurn(args StartArgs) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		m, err := r.Pin(ctx, args)
+		m := Meta{RunID: args.RunID, ConversationID: args.ConversationID, Agent: args.Agent, Surface: args.Surface, Interactive: args.Interactive}
+		o, err := r.open(ctx, m, &args)
 		if err != nil {
 			return err
 		}
-		return r.turn(m)(ctx)
+		return r.stopped(ctx, o.m, r.turnFrom(ctx, o))
 	}
 }
 
@@ -160,8 +161,9 @@ func (r *Runner) Deliver(ctx context.Context, args StartArgs) {
 	if !ok || args.RunID == "" {
 		return
 	}
-	if r.Paused != nil { // the owner paused all work: the run waits in the queue with the rest
-		if paused, err := r.Paused(ctx); err != nil || paused {
+	_, cleared := r.cleared.LoadAndDelete(args.RunID) // StartNow read that work was not paused
+	if r.Paused != nil && !cleared { // the owner paused all work: the run waits in the queue with the rest
+		if paused, err := r.Paused(ctx, r.Pool); err != nil || paused {
 			return
 		}
 	}
@@ -191,13 +193,15 @@ func (r *Runner) host(ctx context.Context, m Meta, turn func(ctx context.Context
 // turn is the run's turn as its actor runs it: a turn the owner stopped ends as a
 // permanent problem, so it is closed at once and saying so.
 func (r *Runner) turn(m Meta) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		err := r.Turn(ctx, m)
-		if err != nil && errors.Is(context.Cause(ctx), ErrStopped) {
-			return &Problem{Kind: "stopped", Agent: m.Agent, Err: err, Sentence: "You stopped this turn."}
-		}
-		return err
+	return func(ctx context.Context) error { return r.stopped(ctx, m, r.Turn(ctx, m)) }
+}
+
+// stopped is err of m's turn, a permanent problem when the owner stopped the turn.
+func (r *Runner) stopped(ctx context.Context, m Meta, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), ErrStopped) {
+		return &Problem{Kind: "stopped", Agent: m.Agent, Err: err, Sentence: "You stopped this turn."}
 	}
+	return err
 }
 
 // ErrStopped is the cause a turn's context carries when the owner stopped it.

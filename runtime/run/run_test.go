@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"buddi/core/action"
 	"buddi/core/conversation"
+	"buddi/core/eventlog"
 	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/internal/pgtest"
@@ -396,7 +398,7 @@ func TestDeliveredRunNeedsNoFetch(t *testing.T) {
 	args := run.StartArgs{RunID: sent.RunID, ConversationID: sent.Conversation.ID, Agent: "tester", Surface: "terminal", Interactive: true}
 
 	paused := true
-	h.runner.Paused = func(context.Context) (bool, error) { return paused, nil }
+	h.runner.Paused = func(context.Context, eventlog.Querier) (bool, error) { return paused, nil }
 	h.runner.Deliver(context.Background(), args)
 	if n := len(h.events(events.RunStarted, sent.RunID)); n != 0 {
 		t.Fatalf("a run was delivered while work was paused (%d run.started)", n)
@@ -419,5 +421,49 @@ func TestDeliveredRunNeedsNoFetch(t *testing.T) {
 	}
 	if n := len(h.events(events.RunFinished, sent.RunID)); n != 1 {
 		t.Fatalf("%d run.finished events, want 1", n)
+	}
+}
+
+// A message whose run StartNow enqueued learns in that transaction whether work is paused:
+// Deliver then reads nothing more; enqueued while paused, the run is not delivered.
+func TestStartNowReadsThePauseWithTheMessage(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.stopQueue()
+	var paused atomic.Bool
+	var reads atomic.Int32
+	h.runner.Paused = func(context.Context, eventlog.Querier) (bool, error) {
+		reads.Add(1)
+		return paused.Load(), nil
+	}
+	send := func(text string) (conversation.Sent, run.StartArgs) {
+		t.Helper()
+		sent, err := h.convs.Send(context.Background(), conversation.Message{Agent: "tester", Surface: "terminal", Text: text},
+			h.runner.StartNow(run.Meta{Surface: "terminal", Interactive: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sent, run.StartArgs{RunID: sent.RunID, ConversationID: sent.Conversation.ID, Agent: "tester", Surface: "terminal", Interactive: true}
+	}
+
+	paused.Store(true)
+	held, args := send("while paused")
+	h.runner.Deliver(context.Background(), args)
+	if n := len(h.events(events.RunStarted, held.RunID)); n != 0 {
+		t.Fatalf("a run enqueued while work was paused was delivered (%d run.started)", n)
+	}
+	if n := reads.Load(); n != 2 {
+		t.Fatalf("the pause was read %d times, want 2 (in the message's transaction, then by Deliver)", n)
+	}
+	paused.Store(false)
+	h.model.Script(pt.Text("Held."), pt.Text("At once."))
+	h.startQueue() // the held run's job takes it
+	h.await(events.RunFinished, held.RunID)
+
+	reads.Store(0)
+	sent, args := send("quick")
+	h.runner.Deliver(context.Background(), args)
+	h.await(events.RunFinished, sent.RunID)
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("the pause was read %d times for a delivered message, want 1 (in its own transaction)", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,10 +73,12 @@ type Runner struct {
 	Finished func(ctx context.Context, m Meta, lastText func() string)
 	// Paused, when set, says whether the owner paused all work: Deliver then leaves a run to
 	// its job, which waits in the paused queue.
-	Paused func(ctx context.Context) (bool, error)
+	Paused func(ctx context.Context, q eventlog.Querier) (bool, error)
 	// Unattended names the tools every unattended run is offered whatever its agent's grant
 	// (mission.report, mission.silent).
 	Unattended []string
+
+	cleared sync.Map // run ids StartNow enqueued while work was not paused, until delivered
 }
 
 // Meta is what a run pinned when it started, read back from its run.started event: its
@@ -127,36 +130,78 @@ func (r *Runner) scrub(s string) string {
 	return r.Scrub.String(s)
 }
 
-// Pin returns the run's pinned account and model: those recorded in its run.started event,
-// or, for a run that has none yet, the agent's assignment now, recorded. A run never moves to
-// another account (there is no fallback across accounts).
-func (r *Runner) Pin(ctx context.Context, args StartArgs) (Meta, error) {
-	if m, found, err := r.readMeta(ctx, args.RunID); err != nil || found {
-		return m, err
-	}
-	m := Meta{RunID: args.RunID, ConversationID: args.ConversationID, Agent: args.Agent, Surface: args.Surface, Interactive: args.Interactive}
-	as, found, err := r.Accounts.Assigned(ctx, args.Agent)
+// opening is what a turn starts from, read in one transaction.
+type opening struct {
+	m        Meta                 // the run, pinned
+	inFlight bool                 // it is its conversation's run in flight
+	entries  []conversation.Entry // the transcript, when in flight
+	account  account.Account      // the pinned account, read with the rest for the first step
+	accErr   error                // why it could not be read
+}
+
+// open reads, in one transaction, what the turn of run m starts from. With args (a run's
+// first turn) the run is pinned first: its account and model are those recorded in its
+// run.started event, or, for a run that has none yet, the agent's assignment now, recorded.
+// A run never moves to another account (there is no fallback across accounts). Then, when
+// it is still its conversation's run in flight, input a step leased and never delivered is
+// handed back and the transcript read. A late resumption of a run whose turn was closed, or
+// a second copy of a finished one, finds it not in flight.
+func (r *Runner) open(ctx context.Context, m Meta, args *StartArgs) (opening, error) {
+	var o opening
+	started := false
+	err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+		o, started = opening{m: m}, false
+		if args != nil {
+			pinned, found, err := r.readMetaIn(ctx, tx, args.RunID)
+			if err != nil {
+				return err
+			}
+			if found {
+				o.m = pinned
+			} else {
+				o.m = Meta{RunID: args.RunID, ConversationID: args.ConversationID, Agent: args.Agent, Surface: args.Surface, Interactive: args.Interactive}
+				as, found, err := r.Accounts.AssignedIn(ctx, tx, args.Agent)
+				if err != nil {
+					return err
+				}
+				if !found {
+					return noAccount(args.Agent, as)
+				}
+				o.m.Account, o.m.Model = as.Account, as.Model
+				o.account, o.accErr = r.Accounts.GetIn(ctx, tx, as.Account)
+				if o.accErr == nil {
+					o.m.Wire = string(o.account.Wire)
+				}
+				if _, err := eventlog.Append(ctx, tx, events.RunStarted, o.m.ConversationID, events.RunStartedPayload(o.m)); err != nil {
+					return err
+				}
+				started = true
+			}
+		}
+		if !started {
+			o.account, o.accErr = r.Accounts.GetIn(ctx, tx, o.m.Account)
+		}
+		var err error
+		o.entries, o.inFlight, err = r.Conversations.Open(ctx, tx, o.m.ConversationID, o.m.RunID)
+		return err
+	})
 	if err != nil {
-		return m, err
+		return o, err
 	}
-	if !found {
-		return m, noAccount(args.Agent, as)
+	if started {
+		r.publish(live.Event{ConversationID: o.m.ConversationID, RunID: o.m.RunID, Type: "run.started", Tool: o.m.Agent})
 	}
-	m.Account, m.Model = as.Account, as.Model
-	if a, err := r.Accounts.Get(ctx, as.Account); err == nil {
-		m.Wire = string(a.Wire)
-	}
-	if _, err := eventlog.Append(ctx, r.Pool, events.RunStarted, m.ConversationID, events.RunStartedPayload(m)); err != nil {
-		return m, err
-	}
-	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.started", Tool: m.Agent})
-	return m, nil
+	return o, nil
 }
 
 func (r *Runner) readMeta(ctx context.Context, runID string) (Meta, bool, error) {
+	return r.readMetaIn(ctx, r.Pool, runID)
+}
+
+func (r *Runner) readMetaIn(ctx context.Context, q eventlog.Querier, runID string) (Meta, bool, error) {
 	var m Meta
 	var payload []byte
-	err := r.Pool.QueryRow(ctx, `SELECT payload FROM core.events WHERE payload ? 'run_id' AND payload->>'run_id' = $1
+	err := q.QueryRow(ctx, `SELECT payload FROM core.events WHERE payload->>'run_id' = $1
 		AND kind = $2 ORDER BY id LIMIT 1`, runID, events.RunStarted).Scan(&payload)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return m, false, nil
@@ -171,10 +216,18 @@ func (r *Runner) readMeta(ctx context.Context, runID string) (Meta, bool, error)
 	return Meta(p), true, nil
 }
 
-// provider builds the run's provider from its pinned account, read fresh: a disabled account
-// or a missing credential stops the call with a typed problem.
-func (r *Runner) provider(ctx context.Context, m Meta) (provider.Provider, error) {
-	a, secret, err := credential(ctx, r.Accounts, r.Secrets, m.Agent, m.Account)
+// provider builds the run's provider from its pinned account, read fresh (or read in this
+// turn's opening, when read is given): a disabled account or a missing credential stops the
+// call with a typed problem.
+func (r *Runner) provider(ctx context.Context, m Meta, read *opening) (provider.Provider, error) {
+	var a account.Account
+	var secret string
+	var err error
+	if read != nil {
+		a, secret, err = usable(r.Secrets, m.Agent, m.Account, read.account, read.accErr)
+	} else {
+		a, secret, err = credential(ctx, r.Accounts, r.Secrets, m.Agent, m.Account)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +242,11 @@ func (r *Runner) provider(ctx context.Context, m Meta) (provider.Provider, error
 // cannot use it.
 func credential(ctx context.Context, accounts *account.Store, secrets Secrets, agent, name string) (account.Account, string, error) {
 	a, err := accounts.Get(ctx, name)
+	return usable(secrets, agent, name, a, err)
+}
+
+// usable is credential for the account name as read (a, or the error of reading it).
+func usable(secrets Secrets, agent, name string, a account.Account, err error) (account.Account, string, error) {
 	if errors.Is(err, account.ErrNotFound) {
 		return a, "", &Problem{Kind: "no-account", Agent: agent, Err: err,
 			Sentence: fmt.Sprintf("The model account %s no longer exists: give %s another with `buddi agents set`.", name, agent)}
@@ -304,19 +362,20 @@ func (r *Runner) spec(name string) plugins.Spec {
 // or it fails. It picks up wherever the transcript says the run is, so a resumed or rescued
 // run continues and never repeats an answered call.
 func (r *Runner) Turn(ctx context.Context, m Meta) error {
-	// Only the conversation's run in flight may speak in it: a late resumption of a run
-	// whose turn was closed, or a second copy of a finished one, ends here.
-	conv, err := r.Conversations.Get(ctx, m.ConversationID)
+	o, err := r.open(ctx, m, nil)
 	if err != nil {
 		return err
 	}
-	if conv.ActiveRun != m.RunID {
+	return r.turnFrom(ctx, o)
+}
+
+// turnFrom is Turn from what open read.
+func (r *Runner) turnFrom(ctx context.Context, o opening) error {
+	m := o.m
+	// Only the conversation's run in flight may speak in it.
+	if !o.inFlight {
 		r.log().Info("the run is no longer in flight; nothing to do", "run", m.RunID, "conversation", m.ConversationID)
 		return nil
-	}
-	// Input a step leased and never delivered (it failed, or buddi stopped) is handed back.
-	if err := r.Conversations.Release(ctx, m.ConversationID); err != nil {
-		return err
 	}
 	a, err := r.agent(m)
 	if err != nil {
@@ -329,10 +388,13 @@ func (r *Runner) Turn(ctx context.Context, m Meta) error {
 	if budget == 0 {
 		budget = 25
 	}
+	first := &o // the opening's transcript and account serve the first step
 	for {
-		entries, err := r.Conversations.Transcript(ctx, m.ConversationID)
-		if err != nil {
-			return err
+		entries := o.entries
+		if first == nil {
+			if entries, err = r.Conversations.Transcript(ctx, m.ConversationID); err != nil {
+				return err
+			}
 		}
 		st, err := analyse(entries, m.RunID)
 		if err != nil {
@@ -346,15 +408,17 @@ func (r *Runner) Turn(ctx context.Context, m Meta) error {
 			if err != nil || suspended {
 				return err
 			}
+			first = nil
 			continue
 		}
 		if st.turns >= budget {
 			return r.stopAtBudget(ctx, m, budget)
 		}
-		answered, err := r.step(ctx, m, a, entries, st)
+		answered, err := r.step(ctx, m, a, entries, st, first)
 		if err != nil {
 			return err
 		}
+		first = nil
 		if answered { // it answered in text, calling nothing: done, without reading it back
 			return r.finish(ctx, m)
 		}
@@ -363,8 +427,8 @@ func (r *Runner) Turn(ctx context.Context, m Meta) error {
 
 // step takes one model step and writes its message. answered reports that the message calls
 // no tool: the turn is over.
-func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []conversation.Entry, st state) (answered bool, err error) {
-	p, err := r.provider(ctx, m)
+func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []conversation.Entry, st state, read *opening) (answered bool, err error) {
+	p, err := r.provider(ctx, m, read)
 	if err != nil {
 		return false, err
 	}
@@ -654,7 +718,7 @@ func answerFromAction(rec action.Record) (toolBody, string, error) {
 
 func (r *Runner) intended(ctx context.Context, runID, callID string) (bool, error) {
 	var ok bool
-	err := r.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE payload ? 'run_id' AND payload->>'run_id' = $1
+	err := r.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM core.events WHERE payload->>'run_id' = $1
 		AND kind = $3 AND payload->>'call_id' = $2)`, runID, callID, events.RunToolIntent).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("read the intents of run %s: %w", runID, err)
@@ -677,11 +741,11 @@ func (r *Runner) directAttempt(ctx context.Context, runID, callID string) (state
 // finish ends the run: input no step took becomes the next turn (its run enqueued).
 func (r *Runner) finish(ctx context.Context, m Meta) error {
 	wctx := context.WithoutCancel(ctx)
-	next, err := r.Conversations.Finish(wctx, m.ConversationID, m.RunID, r.StartNext(m))
-	if err != nil {
+	next, err := r.Conversations.FinishThen(wctx, m.ConversationID, m.RunID, r.StartNext(m), func(ctx context.Context, tx pgx.Tx, next string) error {
+		_, err := eventlog.Append(ctx, tx, events.RunFinished, m.ConversationID, events.RunFinishedPayload{RunID: m.RunID, NextRun: next})
 		return err
-	}
-	if _, err := eventlog.Append(wctx, r.Pool, events.RunFinished, m.ConversationID, events.RunFinishedPayload{RunID: m.RunID, NextRun: next}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if r.Finished != nil {
@@ -717,6 +781,25 @@ func (r *Runner) lastText(ctx context.Context, m Meta) string {
 func (r *Runner) StartNext(m Meta) conversation.StartRun {
 	return func(ctx context.Context, tx pgx.Tx, conv conversation.Conversation, runID string) error {
 		return Enqueue(ctx, tx, r.Insert, StartArgs{RunID: runID, ConversationID: conv.ID, Agent: conv.Agent, Surface: m.Surface, Interactive: m.Interactive})
+	}
+}
+
+// StartNow is StartNext for a run Deliver will start at once: in the transaction that
+// enqueues it, it also reads whether the owner paused all work, so that Deliver need not
+// read it again.
+func (r *Runner) StartNow(m Meta) conversation.StartRun {
+	next := r.StartNext(m)
+	return func(ctx context.Context, tx pgx.Tx, conv conversation.Conversation, runID string) error {
+		if err := next(ctx, tx, conv, runID); err != nil {
+			return err
+		}
+		if r.Paused != nil {
+			if paused, err := r.Paused(ctx, tx); err != nil || paused {
+				return err // paused: Deliver reads it again, and leaves the run to its job
+			}
+		}
+		r.cleared.Store(runID, struct{}{})
+		return nil
 	}
 }
 

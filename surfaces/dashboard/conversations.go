@@ -98,14 +98,16 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	var a agents.Agent
 	var ok bool
+	msg := conversation.Message{ConversationID: b.ConversationID, Resume: b.Resume, New: b.New, Surface: b.Surface, Text: b.Text}
 	switch {
 	case b.Agent == "" && b.ConversationID != "":
-		conv, err := s.deps.Chat.Conversations.Get(r.Context(), b.ConversationID)
-		if err != nil {
-			s.failConversation(w, r, err)
-			return
+		// The conversation's agent, learnt in the message's own transaction.
+		msg.AgentOf = func(id string) (time.Duration, error) {
+			if a, ok = cat.ByID(id); !ok {
+				return 0, errNoAgent
+			}
+			return a.Rollover(), nil
 		}
-		a, ok = cat.ByID(conv.Agent)
 	case b.Agent == "":
 		a, err = cat.Default()
 		ok = err == nil
@@ -114,13 +116,18 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 			a, ok = cat.ByID(strings.TrimPrefix(b.Agent, "@"))
 		}
 	}
-	if !ok {
-		writeError(w, http.StatusNotFound, "no agent "+b.Agent+": `buddi agents list` shows who there is")
+	if msg.AgentOf == nil {
+		if !ok {
+			writeError(w, http.StatusNotFound, "no agent "+b.Agent+": `buddi agents list` shows who there is")
+			return
+		}
+		msg.Agent, msg.Rollover = a.ID, a.Rollover()
+	}
+	sent, err := s.deps.Chat.Conversations.Send(r.Context(), msg, s.deps.Chat.Start(b.Surface))
+	if errors.Is(err, errNoAgent) {
+		writeError(w, http.StatusNotFound, "the agent of this conversation is gone: `buddi agents list` shows who there is")
 		return
 	}
-	sent, err := s.deps.Chat.Conversations.Send(r.Context(), conversation.Message{
-		ConversationID: b.ConversationID, Resume: b.Resume, New: b.New, Agent: a.ID, Surface: b.Surface, Text: b.Text, Rollover: a.Rollover(),
-	}, s.deps.Chat.Start(b.Surface))
 	if err != nil {
 		s.failConversation(w, r, err)
 		return
@@ -134,6 +141,9 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"conversation": sent.Conversation, "run_id": sent.RunID, "joined": sent.Joined,
 		"ended": sent.Ended, "agent": agentJSON{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: a.Roles}})
 }
+
+// errNoAgent refuses a message to a conversation whose agent is no longer in the catalogue.
+var errNoAgent = errors.New("the conversation's agent is gone")
 
 func (s *Server) failConversation(w http.ResponseWriter, r *http.Request, err error) {
 	if slow(w, r, err) {
