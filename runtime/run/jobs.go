@@ -161,8 +161,10 @@ func (r *Runner) Deliver(ctx context.Context, args StartArgs) {
 	if !ok || args.RunID == "" {
 		return
 	}
-	_, cleared := r.cleared.LoadAndDelete(args.RunID) // StartNow read that work was not paused
-	if r.Paused != nil && !cleared { // the owner paused all work: the run waits in the queue with the rest
+	// The owner paused all work: the run waits in the queue with the rest. StartNow read
+	// whether work was paused in the message's own transaction.
+	_, cleared := r.cleared.LoadAndDelete(args.RunID)
+	if r.Paused != nil && !cleared {
 		if paused, err := r.Paused(ctx, r.Pool); err != nil || paused {
 			return
 		}
