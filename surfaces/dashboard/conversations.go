@@ -192,7 +192,7 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 		s.failConversation(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversation": conv, "transcript": entries})
+	writeJSON(w, http.StatusOK, map[string]any{"conversation": conv, "transcript": withHTML(entries)})
 }
 
 var upgrader = websocket.Upgrader{
