@@ -192,7 +192,7 @@ func (s *Store) RunNow(ctx context.Context, id int64, now time.Time) (int64, err
 			return err
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO core.occurrences (mission_id, schedule_revision, instant, reason)
-			VALUES ($1, $2, $3, 'run now by the owner') RETURNING id`, m.ID, m.ScheduleRevision, now.Truncate(time.Microsecond)).Scan(&occ); err != nil {
+			VALUES ($1, $2, $3, $4) RETURNING id`, m.ID, m.ScheduleRevision, now.Truncate(time.Microsecond), RunNowReason).Scan(&occ); err != nil {
 			return fmt.Errorf("run mission %d now: %w", id, err)
 		}
 		return s.enqueue(ctx, tx, occ)
@@ -259,36 +259,105 @@ func (s *Store) materialiseOne(ctx context.Context, id int64, now time.Time) (wr
 		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		instants := sched.Between(from, now, MaxPerMaterialise)
-		if len(instants) == 0 {
-			return nil
-		}
-		plan := decide(m, instants, now)
-		for i, at := range instants {
-			p := plan[i]
-			var occ int64
-			err := tx.QueryRow(ctx, `INSERT INTO core.occurrences (mission_id, schedule_revision, instant, state, reason, covers)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (mission_id, schedule_revision, instant) DO NOTHING RETURNING id`,
-				m.ID, m.ScheduleRevision, at, p.state, p.reason, p.covers).Scan(&occ)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue // materialised already
+		// Replay-all owes each instant for itself, so a long gap may take several passes.
+		// Every other policy decides over the whole gap at once (in parts of at most
+		// MaxPerMaterialise rows): its promise is about the latest instant, which only the
+		// end of the gap knows.
+		carried := 0
+		for {
+			instants := sched.Between(from, now, MaxPerMaterialise)
+			if len(instants) == 0 {
+				break
 			}
-			if err != nil {
-				return fmt.Errorf("materialise mission %d at %s: %w", m.ID, at, err)
-			}
-			written++
-			if p.state == "pending" {
-				owed++
-				if err := s.enqueue(ctx, tx, occ); err != nil {
+			from = instants[len(instants)-1]
+			more := len(instants) == MaxPerMaterialise && !sched.Next(from).After(now)
+			if !more && (m.Misfire == Coalesce || m.Misfire == LatestOnly) {
+				// An occurrence still owed from before (buddi stopped before its job ran)
+				// is one of the instants missed: folded into this run, not run apart.
+				n, err := foldWaiting(ctx, tx, m)
+				if err != nil {
 					return err
 				}
+				carried += n
+			}
+			plan := decide(m, instants, now, more, carried)
+			w, o, err := s.insertOccurrences(ctx, tx, m, instants, plan)
+			if err != nil {
+				return err
+			}
+			written, owed, carried = written+w, owed+o, carried+len(instants)
+			if !more || m.Misfire == ReplayAll {
+				break
 			}
 		}
+		if written == 0 && carried == 0 {
+			return nil
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO core.last_materialized (mission_id, schedule_revision, instant) VALUES ($1, $2, $3)
-			ON CONFLICT (mission_id) DO UPDATE SET schedule_revision = $2, instant = $3`, m.ID, m.ScheduleRevision, instants[len(instants)-1])
+			ON CONFLICT (mission_id) DO UPDATE SET schedule_revision = $2, instant = $3`, m.ID, m.ScheduleRevision, from)
 		return err
 	})
 	return written, owed, err
+}
+
+// RunNowReason is the reason of an occurrence the owner asked for with "run now": it is
+// never folded into a scheduled run.
+const RunNowReason = "run now by the owner"
+
+// foldWaiting marks the mission's scheduled occurrences still waiting for their run as
+// skipped, folded into a later one, and returns how many instants they stood for.
+func foldWaiting(ctx context.Context, tx pgx.Tx, m Mission) (int, error) {
+	reason := "coalesced into a later run"
+	if m.Misfire == LatestOnly {
+		reason = "superseded by a later instant"
+	}
+	var n int
+	err := tx.QueryRow(ctx, `WITH folded AS (
+			UPDATE core.occurrences SET state = 'skipped', reason = $2, updated_at = now()
+			WHERE mission_id = $1 AND state = 'pending' AND reason <> $3 RETURNING covers)
+		SELECT COALESCE(sum(covers), 0) FROM folded`, m.ID, reason, RunNowReason).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("fold the waiting occurrences of mission %d: %w", m.ID, err)
+	}
+	return n, nil
+}
+
+// insertOccurrences writes instants as the plan says, in one statement, and enqueues the job
+// of each owed one written (an instant materialised already is left as it is).
+func (s *Store) insertOccurrences(ctx context.Context, tx pgx.Tx, m Mission, instants []time.Time, plan []verdict) (written, owed int, err error) {
+	states, reasons, covers := make([]string, len(plan)), make([]string, len(plan)), make([]int32, len(plan))
+	for i, p := range plan {
+		states[i], reasons[i], covers[i] = p.state, p.reason, int32(p.covers)
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO core.occurrences (mission_id, schedule_revision, instant, state, reason, covers)
+		SELECT $1, $2, i, s, r, c FROM unnest($3::timestamptz[], $4::text[], $5::text[], $6::int[]) AS u(i, s, r, c)
+		ON CONFLICT (mission_id, schedule_revision, instant) DO NOTHING RETURNING id, state`,
+		m.ID, m.ScheduleRevision, instants, states, reasons, covers)
+	if err != nil {
+		return 0, 0, fmt.Errorf("materialise mission %d: %w", m.ID, err)
+	}
+	type row struct {
+		id    int64
+		state string
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var w row
+		err := r.Scan(&w.id, &w.state)
+		return w, err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("materialise mission %d: %w", m.ID, err)
+	}
+	for _, w := range got {
+		if w.state != "pending" {
+			continue
+		}
+		owed++
+		if err := s.enqueue(ctx, tx, w.id); err != nil {
+			return len(got), owed, err
+		}
+	}
+	return len(got), owed, nil
 }
 
 type verdict struct {
@@ -296,52 +365,61 @@ type verdict struct {
 	covers        int
 }
 
-// decide applies the misfire policy to the instants due (oldest first): an instant within
-// Grace of now is on time and owed; the missed ones are owed as the policy says.
-func decide(m Mission, instants []time.Time, now time.Time) []verdict {
+// decide applies the misfire policy to instants due (oldest first). When more is true they
+// are a part of the gap and later instants follow; carried is how many instants missed before
+// them (earlier parts, occurrences still waiting) the policy's one run stands for too.
+//
+// An instant within Grace of now is on time, but only the latest instant of a gap can be:
+// coalesce and latest-only run that one alone, however many instants fell inside the grace
+// (an every-minute mission has two in it).
+func decide(m Mission, instants []time.Time, now time.Time, more bool, carried int) []verdict {
 	out := make([]verdict, len(instants))
-	var missed []int
+	latest := len(instants) - 1
+	if more {
+		latest = -1 // the latest instant is in a later part
+	}
 	for i, at := range instants {
-		if now.Sub(at) <= Grace {
-			out[i] = verdict{state: "pending", covers: 1}
-		} else {
-			missed = append(missed, i)
-		}
-	}
-	if len(missed) == 0 {
-		return out
-	}
-	latest := missed[len(missed)-1]
-	onTimeToo := latest != len(instants)-1 // an on-time instant follows the missed ones
-	for _, i := range missed {
+		onTime := i == latest && now.Sub(at) <= Grace
 		switch m.Misfire {
 		case ReplayAll:
-			out[i] = verdict{state: "pending", reason: "missed while buddi was not running; replayed", covers: 1}
+			out[i] = verdict{state: "pending", covers: 1}
+			if !onTime {
+				out[i].reason = "missed while buddi was not running; replayed"
+			}
 		case Coalesce:
-			if i == latest && !onTimeToo {
-				out[i] = verdict{state: "pending", reason: fmt.Sprintf("stands for %d missed instants", len(missed)), covers: len(missed)}
-			} else {
+			if i != latest {
 				out[i] = verdict{state: "skipped", reason: "coalesced into a later run", covers: 1}
+				continue
+			}
+			n := carried + len(instants)
+			out[i] = verdict{state: "pending", covers: n}
+			switch {
+			case onTime && n > 1:
+				out[i].reason = fmt.Sprintf("stands for itself and %d missed instants", n-1)
+			case !onTime && n > 1:
+				out[i].reason = fmt.Sprintf("stands for %d missed instants", n)
+			case !onTime:
+				out[i].reason = "missed while buddi was not running; run late"
 			}
 		case LatestOnly:
-			if i == latest && !onTimeToo {
-				out[i] = verdict{state: "pending", reason: "the latest missed instant; the earlier ones were skipped", covers: 1}
-			} else {
+			if i != latest {
 				out[i] = verdict{state: "skipped", reason: "superseded by a later instant", covers: 1}
+				continue
+			}
+			out[i] = verdict{state: "pending", covers: 1}
+			if !onTime {
+				out[i].reason = "the latest missed instant; the earlier ones were skipped"
 			}
 		case SkipAfterDeadline:
-			if now.Sub(instants[i]) <= m.Deadline {
+			switch {
+			case onTime:
+				out[i] = verdict{state: "pending", covers: 1}
+			case now.Sub(at) <= m.Deadline:
 				out[i] = verdict{state: "pending", reason: "late, within its deadline", covers: 1}
-			} else {
+			default:
 				out[i] = verdict{state: "skipped", reason: "past its deadline of " + m.Deadline.String(), covers: 1}
 			}
 		}
-	}
-	if onTimeToo && m.Misfire == Coalesce {
-		// The on-time run stands for the missed ones too.
-		last := len(instants) - 1
-		out[last].covers += len(missed)
-		out[last].reason = fmt.Sprintf("stands for itself and %d missed instants", len(missed))
 	}
 	return out
 }

@@ -40,8 +40,9 @@ var errClaimed = errors.New("the occurrence's run was started already")
 // and starts its run. A mission switched off meanwhile skips it.
 type OccurrenceWorker struct {
 	river.WorkerDefaults[OccurrenceArgs]
-	Store *Store  // the missions
-	Start Starter // starts the run
+	Store *Store           // the missions
+	Start Starter          // starts the run
+	Now   func() time.Time // the clock; nil is time.Now
 }
 
 // Work starts the occurrence's run, claiming the occurrence (pending → running, with the
@@ -64,9 +65,16 @@ func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceAr
 		return err
 	}
 	if !m.Enabled {
-		_, err := w.Store.Pool.Exec(ctx, `UPDATE core.occurrences SET state = 'skipped', reason = 'the mission was switched off', updated_at = now()
-			WHERE id = $1 AND state = 'pending'`, o.ID)
-		return err
+		return w.skip(ctx, o.ID, "the mission was switched off")
+	}
+	if o.Reason != RunNowReason {
+		now := time.Now
+		if w.Now != nil {
+			now = w.Now
+		}
+		if late, err := w.late(ctx, m, o, now()); late || err != nil {
+			return err
+		}
 	}
 	extra, upto := "", int64(0)
 	if m.Source == "default" && m.Name == RecapName {
@@ -104,6 +112,45 @@ func (w *OccurrenceWorker) Work(ctx context.Context, job *river.Job[OccurrenceAr
 		return fmt.Errorf("start the run of mission %d at %s: %w", m.ID, o.Instant, err)
 	}
 	return nil
+}
+
+// late settles an occurrence whose run would now break its mission's misfire policy (its job
+// ran late: buddi stopped, or the queue was behind) and says whether it did. Under coalesce
+// and latest-only a later instant that is due owes this one's run: the mission is
+// materialised up to now, which folds this occurrence into that run. Under
+// skip-after-deadline an occurrence past its deadline (and past Grace) is skipped.
+func (w *OccurrenceWorker) late(ctx context.Context, m Mission, o Occurrence, now time.Time) (bool, error) {
+	switch m.Misfire {
+	case Coalesce, LatestOnly:
+		sched, err := Parse(m.Cron, m.Timezone)
+		if err != nil {
+			return false, err
+		}
+		if next := sched.Next(o.Instant); next.IsZero() || next.After(now) {
+			return false, nil
+		}
+		if _, _, err := w.Store.materialiseOne(ctx, m.ID, now); err != nil {
+			return false, fmt.Errorf("materialise mission %d before its late occurrence %d: %w", m.ID, o.ID, err)
+		}
+		var state string
+		if err := w.Store.Pool.QueryRow(ctx, `SELECT state FROM core.occurrences WHERE id = $1`, o.ID).Scan(&state); err != nil {
+			return false, err
+		}
+		return state != "pending", nil
+	case SkipAfterDeadline:
+		if now.Sub(o.Instant) <= max(m.Deadline, Grace) {
+			return false, nil
+		}
+		return true, w.skip(ctx, o.ID, "past its deadline of "+m.Deadline.String())
+	}
+	return false, nil
+}
+
+// skip settles a pending occurrence as skipped, saying why.
+func (w *OccurrenceWorker) skip(ctx context.Context, id int64, reason string) error {
+	_, err := w.Store.Pool.Exec(ctx, `UPDATE core.occurrences SET state = 'skipped', reason = $2, updated_at = now()
+		WHERE id = $1 AND state = 'pending'`, id, reason)
+	return err
 }
 
 // MaterialiseArgs is the periodic job that materialises what is due.
