@@ -198,16 +198,18 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// listEvents is Activity's event list: the latest, newest first, or those after ?after=.
+// listEvents is Activity's timeline: the latest events, newest first, or those after ?after=,
+// each told in words beside its payload.
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 	f := eventlog.Filter{AfterID: after, Limit: limit, Kind: r.URL.Query().Get("kind"), Newest: after == 0}
 	evs, err := eventlog.List(r.Context(), s.deps.Pool, f)
-	if evs == nil {
-		evs = []eventlog.Event{}
+	out := make([]timelineEvent, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, describe(e))
 	}
-	s.answer(w, r, err, map[string]any{"events": evs})
+	s.answer(w, r, err, map[string]any{"events": out})
 }
 
 // attention is the agent rail (seed 004, "The attention model"): per agent, the pending
