@@ -225,7 +225,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
-	exec := executor.New(src.Pool, reg, insert, log)
+	exec := executor.New(src.Pool, reg, run.JobQueue{Inserter: insert}, log)
 	exec.Policy = ownerPolicy(cfg.Home, devStore)
 	exec.Scrub = scrub
 	exec.Seal = sealKey

@@ -13,6 +13,7 @@ import (
 	"buddi/core/registry"
 	"buddi/core/seal"
 	"buddi/health"
+	"buddi/runtime/run"
 	"buddi/runtime/transport"
 	"buddi/surfaces/telegram"
 )
@@ -36,7 +37,7 @@ func TelegramAPI(token string) *telegram.API {
 // the execution (or the run's resumption) enqueued in the same transaction.
 func telegramDecide(pool *pgxpool.Pool, insert executor.Inserter, reg *registry.Registry, key seal.Key) func(ctx context.Context, id string, approve bool) (action.Record, error) {
 	return func(ctx context.Context, id string, approve bool) (action.Record, error) {
-		return executor.Decide(ctx, pool, insert, reg, key, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
+		return executor.Decide(ctx, pool, run.JobQueue{Inserter: insert}, reg, key, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"buddi/core/seal"
 	"buddi/dbsource"
 	"buddi/queue"
+	runtime "buddi/runtime/run"
 )
 
 type approvalsCmd struct {
@@ -141,7 +142,7 @@ func decide(env *runEnv, d action.Decision, asJSON bool) error {
 		return err
 	}
 	d.Surface = "terminal"
-	rec, err := executor.Decide(env.ctx, src.Pool, insert, tools, key, d)
+	rec, err := executor.Decide(env.ctx, src.Pool, runtime.JobQueue{Inserter: insert}, tools, key, d)
 	var ad *action.AlreadyDecidedError
 	switch {
 	case errors.As(err, &ad):

@@ -34,10 +34,10 @@ type Inserter interface {
 
 // Executor authorizes and performs effects.
 type Executor struct {
-	pool   *pgxpool.Pool
-	reg    *registry.Registry
-	insert Inserter
-	log    *slog.Logger
+	pool  *pgxpool.Pool
+	reg   *registry.Registry
+	queue Queue
+	log   *slog.Logger
 	// Now is the clock for session checks; default time.Now.
 	Now func() time.Time
 	// Policy, when set, gives the permission engine's inputs for a call (the agent's view and
@@ -97,12 +97,12 @@ func (e *Executor) run(ctx context.Context, call plugins.Call, approved *plugins
 	return out
 }
 
-// New returns an executor over the registry, storing in pool and enqueueing with insert.
-func New(pool *pgxpool.Pool, reg *registry.Registry, insert Inserter, log *slog.Logger) *Executor {
+// New returns an executor over the registry, storing in pool and enqueueing in queue.
+func New(pool *pgxpool.Pool, reg *registry.Registry, queue Queue, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Executor{pool: pool, reg: reg, insert: insert, log: log.With("service", "executor"), Now: time.Now}
+	return &Executor{pool: pool, reg: reg, queue: queue, log: log.With("service", "executor"), Now: time.Now}
 }
 
 // Proposed is what became of a proposed call.
@@ -312,7 +312,7 @@ func (e *Executor) gate(ctx context.Context, call plugins.Call, res registry.Res
 }
 
 func (e *Executor) enqueue(ctx context.Context, tx pgx.Tx, id string) error {
-	return Enqueue(ctx, tx, e.insert, id)
+	return Enqueue(ctx, tx, e.queue, id)
 }
 
 // Enqueue puts the job that executes an approved action in tx, once per action.
@@ -330,7 +330,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, insert Inserter, id string) error {
 // action.ErrExpired. A decision on an action that is not buddi's own (its seal does not
 // check) refuses the action, records action.forged and returns an error matching
 // action.ErrForged.
-func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *registry.Registry, key seal.Key, d action.Decision) (action.Record, error) {
+func Decide(ctx context.Context, pool *pgxpool.Pool, queue Queue, tools *registry.Registry, key seal.Key, d action.Decision) (action.Record, error) {
 	var rec action.Record
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var err error
@@ -338,14 +338,14 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *reg
 			return err
 		}
 		if !d.Approve {
-			return EnqueueResume(ctx, tx, insert, rec)
+			return EnqueueResume(ctx, tx, queue, rec)
 		}
 		if d.Remember != action.RememberNone {
 			if err := remember(ctx, tx, tools, key, rec, d); err != nil {
 				return err
 			}
 		}
-		return Enqueue(ctx, tx, insert, d.ActionID)
+		return Enqueue(ctx, tx, queue, d.ActionID)
 	})
 	var forged *action.ForgedError
 	if errors.As(err, &forged) {
@@ -355,14 +355,14 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, insert Inserter, tools *reg
 				return err
 			}
 			rec = refused
-			return EnqueueResume(ctx, tx, insert, refused)
+			return EnqueueResume(ctx, tx, queue, refused)
 		}); xerr != nil {
 			return rec, errors.Join(err, fmt.Errorf("refuse a forged action: %w", xerr))
 		}
 	}
 	if errors.Is(err, action.ErrExpired) {
 		if xerr := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			return ExpireDue(ctx, tx, insert)
+			return ExpireDue(ctx, tx, queue)
 		}); xerr != nil {
 			return rec, errors.Join(err, fmt.Errorf("mark expired actions: %w", xerr))
 		}

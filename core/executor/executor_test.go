@@ -113,7 +113,7 @@ func tool(name string, tier plugins.Tier) *testTool {
 type bundle struct {
 	pool  *pgxpool.Pool
 	exec  *executor.Executor
-	river *river.Client[pgx.Tx]
+	river jobQueue // the queue core enqueues in, its resumptions as run.resume jobs
 }
 
 func setup(t testing.TB, tools ...*testTool) bundle {
@@ -137,9 +137,9 @@ func setupWith(t testing.TB, tools ...plugins.Tool) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := executor.New(pool, reg, insertOnly, nil)
+	exec := executor.New(pool, reg, jobQueue{insertOnly}, nil)
 	exec.Seal = key
-	return bundle{pool: pool, exec: exec, river: insertOnly}
+	return bundle{pool: pool, exec: exec, river: jobQueue{insertOnly}}
 }
 
 var owner = plugins.Call{Agent: "dev", RunID: "run-1", Granted: true}
@@ -790,4 +790,24 @@ func TestSecretsAreScrubbedFromResultsAndRecords(t *testing.T) {
 		     + (SELECT count(*) FROM core.effect_attempts WHERE error LIKE '%s3cret%')`).Scan(&leaks); err != nil || leaks != 0 {
 		t.Errorf("%d records hold the secret (%v)", leaks, err)
 	}
+}
+
+// resumeJob stands for the runtime's resumption of a run: a run.resume job, one per action.
+type resumeJob struct {
+	RunID    string `json:"run_id"`
+	ActionID string `json:"action_id"`
+}
+
+func (resumeJob) Kind() string { return "run.resume" }
+
+func (resumeJob) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: "runs", UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// jobQueue is core's queue port as these tests fill it.
+type jobQueue struct{ executor.Inserter }
+
+func (q jobQueue) ResumeTx(ctx context.Context, tx pgx.Tx, runID, actionID string) error {
+	_, err := q.InsertTx(ctx, tx, resumeJob{RunID: runID, ActionID: actionID}, nil)
+	return err
 }

@@ -203,7 +203,7 @@ func outageBundle(t *testing.T, pool *pgxpool.Pool, tools ...*testTool) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := executor.New(pool, reg, insertOnly, nil)
+	exec := executor.New(pool, reg, jobQueue{insertOnly}, nil)
 	exec.Seal = key
-	return bundle{pool: pool, exec: exec, river: insertOnly}
+	return bundle{pool: pool, exec: exec, river: jobQueue{insertOnly}}
 }

@@ -8,7 +8,7 @@ func (e *Executor) Register(w *river.Workers) error {
 	if err := river.AddWorkerSafely(w, &Worker{Executor: e}); err != nil {
 		return err
 	}
-	return river.AddWorkerSafely(w, &ExpireWorker{Pool: e.pool, Insert: e.insert})
+	return river.AddWorkerSafely(w, &ExpireWorker{Pool: e.pool, Resume: e.queue})
 }
 
 // Periodic returns the executor's timer: the sweep that expires late approvals.

@@ -109,7 +109,7 @@ func (e *Executor) recoverAction(ctx context.Context, tx pgx.Tx, id string, jobs
 	if err != nil {
 		return false, err
 	}
-	return false, EnqueueResume(ctx, tx, e.insert, rec)
+	return false, EnqueueResume(ctx, tx, e.queue, rec)
 }
 
 // settleDispatched decides an executing action by its ledger, in tx, which holds the
@@ -129,13 +129,13 @@ func (e *Executor) settleDispatched(ctx context.Context, tx pgx.Tx, id string) (
 	if err != nil {
 		return false, err
 	}
-	return true, EnqueueResume(ctx, tx, e.insert, rec)
+	return true, EnqueueResume(ctx, tx, e.queue, rec)
 }
 
 // enqueueRecovery gives an approved action a job of its own: its first one is ended, and,
 // unique per action, would make a plain enqueue a duplicate.
 func (e *Executor) enqueueRecovery(ctx context.Context, tx pgx.Tx, id string) error {
-	if _, err := e.insert.InsertTx(ctx, tx, ExecuteArgs{ActionID: id, Recovery: e.Now().UnixNano()}, nil); err != nil {
+	if _, err := e.queue.InsertTx(ctx, tx, ExecuteArgs{ActionID: id, Recovery: e.Now().UnixNano()}, nil); err != nil {
 		return fmt.Errorf("enqueue recovery of action %s: %w", id, err)
 	}
 	return nil

@@ -5,43 +5,39 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
 	"buddi/core/action"
 )
 
-// ResumeArgs is the queue job that resumes a run suspended on an action, once the action has
-// come to an end: decided against, expired, or executed (whatever the outcome). The runtime
-// registers its worker; core only promises to enqueue it, in the transaction that ends the
-// wait, once per action.
-type ResumeArgs struct {
-	RunID    string `json:"run_id"`    // the suspended run
-	ActionID string `json:"action_id"` // the action it waited on
+// Resumer wakes a run that waited on an action once the action has come to an end: decided
+// against, expired, or executed (whatever the outcome). The runtime provides it (its own
+// run.resume job); core only promises to call it in the transaction that ends the wait, once
+// per action.
+type Resumer interface {
+	// ResumeTx enqueues, as part of tx, the resumption of run runID after action actionID. A
+	// second call for the same action is a no-op.
+	ResumeTx(ctx context.Context, tx pgx.Tx, runID, actionID string) error
 }
 
-// Kind is River's name for the job.
-func (ResumeArgs) Kind() string { return "run.resume" }
-
-// InsertOpts makes the job unique per action: a second enqueue (a rerun of the execute job)
-// is a no-op.
-func (ResumeArgs) InsertOpts() river.InsertOpts {
-	// As many attempts as the longest retry horizon of a run (unattended: 8); the run's own
-	// horizon decides how many it takes.
-	return river.InsertOpts{Queue: "runs", UniqueOpts: river.UniqueOpts{ByArgs: true}, MaxAttempts: 8}
+// Queue is where core's work goes: its own jobs (an approved action's execution) and the
+// runtime's resumption of a run.
+type Queue interface {
+	Inserter
+	Resumer
 }
 
 // EnqueueResume puts the resumption of rec's run in tx when rec belongs to a run and has
 // stopped waiting; an action of no run, or one still pending, approved or executing, needs
 // none.
-func EnqueueResume(ctx context.Context, tx pgx.Tx, insert Inserter, rec action.Record) error {
-	if rec.RunID == "" || insert == nil {
+func EnqueueResume(ctx context.Context, tx pgx.Tx, resume Resumer, rec action.Record) error {
+	if rec.RunID == "" || resume == nil {
 		return nil
 	}
 	switch rec.Approval.State {
 	case action.Pending, action.Approved, action.Executing:
 		return nil
 	}
-	if _, err := insert.InsertTx(ctx, tx, ResumeArgs{RunID: rec.RunID, ActionID: rec.ID}, nil); err != nil {
+	if err := resume.ResumeTx(ctx, tx, rec.RunID, rec.ID); err != nil {
 		return fmt.Errorf("enqueue the resumption of run %s after action %s: %w", rec.RunID, rec.ID, err)
 	}
 	return nil
@@ -49,7 +45,7 @@ func EnqueueResume(ctx context.Context, tx pgx.Tx, insert Inserter, rec action.R
 
 // ExpireDue marks the due actions expired (action.ExpireDue) and enqueues the resumption of
 // each one's run in the same transaction.
-func ExpireDue(ctx context.Context, tx pgx.Tx, insert Inserter) error {
+func ExpireDue(ctx context.Context, tx pgx.Tx, resume Resumer) error {
 	ids, err := action.ExpireDue(ctx, tx)
 	if err != nil {
 		return err
@@ -59,7 +55,7 @@ func ExpireDue(ctx context.Context, tx pgx.Tx, insert Inserter) error {
 		if err != nil {
 			return err
 		}
-		if err := EnqueueResume(ctx, tx, insert, rec); err != nil {
+		if err := EnqueueResume(ctx, tx, resume, rec); err != nil {
 			return err
 		}
 	}

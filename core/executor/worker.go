@@ -51,7 +51,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ExecuteArgs]) error {
 	// between the outcome and here) enqueues it then; the job is unique per action.
 	return w.Executor.persist(ctx, "the resumption of run "+rec.RunID+" after action "+rec.ID, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, w.Executor.pool, func(tx pgx.Tx) error {
-			return EnqueueResume(ctx, tx, w.Executor.insert, rec)
+			return EnqueueResume(ctx, tx, w.Executor.queue, rec)
 		})
 	})
 }
@@ -66,13 +66,13 @@ func (ExpireArgs) Kind() string { return "action.expire" }
 type ExpireWorker struct {
 	river.WorkerDefaults[ExpireArgs]
 	Pool   *pgxpool.Pool // where due actions are expired, in one transaction a job
-	Insert Inserter      // enqueues the resumption of an expired action's run; nil enqueues none
+	Resume Resumer       // wakes the run of an expired action; nil wakes none
 }
 
 // Work expires what is due, with an event each.
 func (w *ExpireWorker) Work(ctx context.Context, _ *river.Job[ExpireArgs]) error {
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
-		return ExpireDue(ctx, tx, w.Insert)
+		return ExpireDue(ctx, tx, w.Resume)
 	})
 }
 

@@ -172,7 +172,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := executor.New(pool, h.tools, h.insert, log)
+	exec := executor.New(pool, h.tools, run.JobQueue{Inserter: h.insert}, log)
 	exec.Scrub = scrub
 	exec.Seal = testKey
 

@@ -212,18 +212,18 @@ var ErrStopped = errors.New("the owner stopped the turn")
 // NextRetry is the time settle chose for the failed attempt.
 func (w *StartWorker) NextRetry(job *river.Job[StartArgs]) time.Time { return w.next.take(job.ID) }
 
-// ResumeWorker works core's run.resume jobs: the action a run waited on has ended.
+// ResumeWorker works ResumeArgs jobs: the action a run waited on has ended.
 type ResumeWorker struct {
-	river.WorkerDefaults[executor.ResumeArgs]
+	river.WorkerDefaults[ResumeArgs]
 	Runner *Runner // runs the turns
 	next   retries
 }
 
 // Timeout bounds one attempt.
-func (w *ResumeWorker) Timeout(*river.Job[executor.ResumeArgs]) time.Duration { return JobTimeout }
+func (w *ResumeWorker) Timeout(*river.Job[ResumeArgs]) time.Duration { return JobTimeout }
 
 // Work resumes the run where it stopped.
-func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeArgs]) error {
+func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[ResumeArgs]) error {
 	m, found, err := w.Runner.readMeta(ctx, job.Args.RunID)
 	if err == nil && !found {
 		return river.JobCancel(fmt.Errorf("run %s has no run.started event: nothing to resume", job.Args.RunID))
@@ -236,7 +236,7 @@ func (w *ResumeWorker) Work(ctx context.Context, job *river.Job[executor.ResumeA
 }
 
 // NextRetry is the time settle chose for the failed attempt.
-func (w *ResumeWorker) NextRetry(job *river.Job[executor.ResumeArgs]) time.Time {
+func (w *ResumeWorker) NextRetry(job *river.Job[ResumeArgs]) time.Time {
 	return w.next.take(job.ID)
 }
 

@@ -48,7 +48,7 @@ func TestFullTurnWithApproval(t *testing.T) {
 				t.Fatalf("the message did not join the waiting run: %+v", joined)
 			}
 			rec := h.pendingAction(sent.RunID)
-			if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
+			if _, err := executor.Decide(context.Background(), h.pool, run.JobQueue{Inserter: h.insert}, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
 				t.Fatal(err)
 			}
 			h.await(events.RunFinished, sent.RunID)
@@ -259,7 +259,7 @@ func TestRejectionResumesTheRun(t *testing.T) {
 	sent := h.send("note it")
 	h.await(events.RunSuspended, sent.RunID)
 	rec := h.pendingAction(sent.RunID)
-	if _, err := executor.Decide(context.Background(), h.pool, h.insert, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: false, Surface: "terminal", Reason: "not now"}); err != nil {
+	if _, err := executor.Decide(context.Background(), h.pool, run.JobQueue{Inserter: h.insert}, h.tools, testKey, action.Decision{ActionID: rec.ID, Approve: false, Surface: "terminal", Reason: "not now"}); err != nil {
 		t.Fatal(err)
 	}
 	h.await(events.RunFinished, sent.RunID)
@@ -284,7 +284,7 @@ func TestLateResumptionSaysNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.insert.InsertTx(ctx, tx, executor.ResumeArgs{RunID: sent.RunID, ActionID: "00000000-0000-4000-8000-000000000001"}, nil); err != nil {
+	if _, err := h.insert.InsertTx(ctx, tx, run.ResumeArgs{RunID: sent.RunID, ActionID: "00000000-0000-4000-8000-000000000001"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

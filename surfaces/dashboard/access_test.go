@@ -23,6 +23,7 @@ import (
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/queue"
+	"buddi/runtime/run"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/webauth"
 )
@@ -44,7 +45,7 @@ func setupAccess(t *testing.T) accessBundle {
 		t.Fatal(err)
 	}
 	b := accessBundle{pool: pool, key: key, token: "cli-token-0123456789abcdefghijklmnopqrstuvwxyz"}
-	b.srv = dashboard.NewServer(dashboard.Deps{Pool: pool, Insert: insert, Chat: &dashboard.Chat{}, Developer: nopDeveloper{}, Jobs: nopJobs{},
+	b.srv = dashboard.NewServer(dashboard.Deps{Pool: pool, Queue: run.JobQueue{Inserter: insert}, Chat: &dashboard.Chat{}, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Seal: b.key, CLIToken: b.token,
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} }})
 	b.ts = httptest.NewServer(b.srv.Handler())

@@ -78,7 +78,7 @@ func (s *Server) decideApproval(approve bool) http.HandlerFunc {
 				return
 			}
 		}
-		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Insert, s.deps.Tools, s.deps.Seal, action.Decision{
+		rec, err := executor.Decide(r.Context(), s.deps.Pool, s.deps.Queue, s.deps.Tools, s.deps.Seal, action.Decision{
 			ActionID: r.PathValue("id"), Approve: approve, Surface: "dashboard", Picks: body.Picks, Reason: body.Reason,
 			Remember: body.Remember,
 		})

@@ -23,6 +23,7 @@ import (
 	"buddi/internal/pgtest"
 	"buddi/plugins"
 	"buddi/queue"
+	"buddi/runtime/run"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/webauth"
 )
@@ -63,7 +64,7 @@ func serve(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	}
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok", Version: "test"} },
-		Pool:   pool, Insert: insert, Seal: key,
+		Pool:   pool, Queue: run.JobQueue{Inserter: insert}, Seal: key,
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
@@ -262,7 +263,7 @@ func TestForeignHostIsRefused(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
-		Pool:   pool, Insert: insert, Addr: ts.Listener.Addr().String(), Seal: key,
+		Pool:   pool, Queue: run.JobQueue{Inserter: insert}, Addr: ts.Listener.Addr().String(), Seal: key,
 	})
 	session := signIn(t, pool, key, ts.Listener.Addr().String())
 	ts.Config.Handler = srv.Handler()

@@ -16,6 +16,7 @@ import (
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/queue"
+	"buddi/runtime/run"
 	"buddi/surfaces/dashboard"
 )
 
@@ -36,7 +37,7 @@ func TestMessageAgainstAHungDatabase(t *testing.T) {
 	catalog := func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
-		Pool:   pool, Insert: insert, Seal: key, RequestTimeout: 300 * time.Millisecond,
+		Pool:   pool, Queue: run.JobQueue{Inserter: insert}, Seal: key, RequestTimeout: 300 * time.Millisecond,
 		Chat: &dashboard.Chat{Conversations: conversation.NewStore(pool), Catalog: catalog,
 			Start: func(string) conversation.StartRun {
 				return func(context.Context, pgx.Tx, conversation.Conversation, string) error { return nil }

@@ -46,8 +46,9 @@ type Deps struct {
 	Health HealthFunc
 	// Pool is the application's database pool.
 	Pool *pgxpool.Pool
-	// Insert enqueues the execution of an approved action.
-	Insert executor.Inserter
+	// Queue enqueues the execution of an approved action, and the resumption of the run that
+	// waited on one decided against.
+	Queue executor.Queue
 	// Tools is the registry, to grant standing permissions for tools that opt in.
 	Tools *registry.Registry
 	// Addr is the listener's loopback address (host:port): a request's Host must be it, or

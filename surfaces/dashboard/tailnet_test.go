@@ -15,6 +15,7 @@ import (
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/queue"
+	"buddi/runtime/run"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/webauth"
 	"buddi/tailnet"
@@ -44,7 +45,7 @@ func TestTailnetGate(t *testing.T) {
 	}
 	key := sealtest.Key(t)
 	gate := tailnet.NewGate(who, func() []string { return []string{"buddi", "buddi.example.ts.net"} }, pool, key, nil)
-	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
+	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Queue: run.JobQueue{Inserter: insert}, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Health:  func(context.Context) health.Report { return health.Report{} },
 		Tailnet: &dashboard.Tailnet{Gate: gate}})
 	h := srv.Handler()
@@ -198,7 +199,7 @@ func TestTailnetWritesComeFromTheDashboardsOwnPage(t *testing.T) {
 		return tailnet.Caller{Login: "owner@example.com", Node: "phone"}, nil
 	}
 	gate := tailnet.NewGate(who, func() []string { return []string{"127.0.0.1"} }, pool, key, nil)
-	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Insert: insert, Developer: nopDeveloper{}, Jobs: nopJobs{},
+	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Queue: run.JobQueue{Inserter: insert}, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Health:  func(context.Context) health.Report { return health.Report{} },
 		Tailnet: &dashboard.Tailnet{Gate: gate}})
 	ts := httptest.NewServer(srv.Handler())
