@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/seal/sealtest"
 	"buddi/internal/pgtest"
@@ -77,6 +78,7 @@ type fixture struct {
 	up      *upstream
 	prev    *httptest.Server
 	srv     *preview.Server
+	pool    *pgxpool.Pool
 	port    int
 	targets map[string]preview.Target
 }
@@ -102,6 +104,7 @@ func newFixtureResolving(t testing.TB, resolve preview.Resolver) *fixture {
 			return preview.Target{}, preview.ErrUnknown
 		}
 	}
+	f.pool = pool
 	f.srv = preview.New(preview.Deps{Pool: pool, Seal: sealtest.Key(t), Resolve: resolve})
 	f.prev = httptest.NewServer(f.srv.Handler())
 	t.Cleanup(f.prev.Close)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -65,14 +66,32 @@ type Server struct {
 	checks    map[string]bool             // subject → the first HTML response referenced absolute assets
 	verified  map[Target]listening.Socket // a target's socket, found once, rechecked by one readlink
 	upstream  map[string]verifiedSocket   // by address: the socket a new connection there must reach
-	sessions  map[string]time.Time        // subject + token → when the database last said it is valid
+	sessions  map[string]*session         // by subject + token
 	proxies   map[string]http.Handler     // by subject and upstream port
 	transport *http.Transport             // to the dev servers, with keep-alive
+
+	questions atomic.Int64 // answers the database gave about preview sessions
 }
 
-// sessionRecheck is how long a preview session, once found valid, is trusted before the
-// database is asked again.
+// session is what the database last said of a preview session.
+type session struct {
+	confirmed time.Time     // when the database last said it is valid; zero: not yet, or no longer
+	answered  chan struct{} // closed when the question under way is answered; nil when none is
+}
+
+// sessionRecheck is how long a preview session, once found valid, is trusted without the
+// database saying so again.
 const sessionRecheck = 30 * time.Second
+
+// sessionRefresh is when a session in use is asked about again, in the background, so that
+// the answer comes before its trust runs out.
+const sessionRefresh = 20 * time.Second
+
+// sessionAsk bounds one question to the database about a session.
+const sessionAsk = 10 * time.Second
+
+// maxSessions is how many sessions the server remembers.
+const maxSessions = 1024
 
 // CookieName is the preview session's cookie, scoped by path to one preview.
 const CookieName = "buddi_preview"
@@ -83,7 +102,7 @@ func New(deps Deps) *Server {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{deps: deps, log: deps.Log.With("service", "preview"), checks: map[string]bool{},
-		verified: map[Target]listening.Socket{}, upstream: map[string]verifiedSocket{}, sessions: map[string]time.Time{}, proxies: map[string]http.Handler{}}
+		verified: map[Target]listening.Socket{}, upstream: map[string]verifiedSocket{}, sessions: map[string]*session{}, proxies: map[string]http.Handler{}}
 	s.transport = &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 5 * time.Minute,
 		DialContext: s.dialVerified}
 	s.handler = http.HandlerFunc(s.serve)
@@ -249,25 +268,92 @@ func AppCookie(setCookie string) bool {
 	return ok && name != "" && !strings.HasPrefix(strings.ToLower(name), "buddi_")
 }
 
+// validSession reports whether token opens subject's preview. A session the database said is
+// valid is trusted for sessionRecheck from that answer; a session in use is asked about again
+// once sessionRefresh has passed, in the background, so that its requests never wait for the
+// database; one that was not asked about in time waits for an answer, one question however
+// many requests carry it.
 func (s *Server) validSession(ctx context.Context, subject, token string) bool {
 	key := subject + "\x00" + token
 	s.mu.Lock()
-	at, ok := s.sessions[key]
-	s.mu.Unlock()
-	if ok && time.Since(at) < sessionRecheck {
-		return true
+	e, ok := s.sessions[key]
+	if ok {
+		if age := time.Since(e.confirmed); age < sessionRecheck {
+			if age >= sessionRefresh && e.answered == nil {
+				e.answered = make(chan struct{})
+				go s.ask(context.Background(), key, subject, token, e)
+			}
+			s.mu.Unlock()
+			return true
+		}
+	} else {
+		if len(s.sessions) >= maxSessions {
+			s.forgetSessions()
+		}
+		e = &session{}
+		s.sessions[key] = e
 	}
-	valid, err := webauth.Valid(ctx, s.deps.Pool, s.deps.Seal, token, webauth.PurposePreview, subject)
-	if err != nil || !valid {
+	answered := e.answered
+	if answered == nil {
+		answered = make(chan struct{})
+		e.answered = answered
+		// The question is the session's, not this request's: a client that goes away does
+		// not fail the others waiting for the answer.
+		go s.ask(context.WithoutCancel(ctx), key, subject, token, e)
+	}
+	s.mu.Unlock()
+	select {
+	case <-answered:
+	case <-ctx.Done():
 		return false
 	}
 	s.mu.Lock()
-	if len(s.sessions) > 1024 {
-		clear(s.sessions)
+	defer s.mu.Unlock()
+	return time.Since(e.confirmed) < sessionRecheck
+}
+
+// ask asks the database whether a session is valid and records the answer in e: confirmed
+// now, or forgotten when the database no longer has it. An unanswered question (the database
+// unreachable) leaves the last confirmation to run out.
+func (s *Server) ask(ctx context.Context, key, subject, token string, e *session) {
+	ctx, cancel := context.WithTimeout(ctx, sessionAsk)
+	defer cancel()
+	valid, err := webauth.Valid(ctx, s.deps.Pool, s.deps.Seal, token, webauth.PurposePreview, subject)
+	s.questions.Add(1)
+	if err != nil {
+		s.log.Warn("preview session not checked", "subject", subject, "err", err)
 	}
-	s.sessions[key] = time.Now()
-	s.mu.Unlock()
-	return true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err == nil && valid:
+		e.confirmed = time.Now()
+	case err == nil:
+		e.confirmed = time.Time{}
+		if s.sessions[key] == e {
+			delete(s.sessions, key)
+		}
+	}
+	close(e.answered)
+	e.answered = nil
+}
+
+// forgetSessions makes room among the sessions: those whose trust ran out go first, then all
+// but those with a question under way (their requests wait on them). Called with s.mu held.
+func (s *Server) forgetSessions() {
+	for k, e := range s.sessions {
+		if e.answered == nil && time.Since(e.confirmed) >= sessionRecheck {
+			delete(s.sessions, k)
+		}
+	}
+	if len(s.sessions) < maxSessions {
+		return
+	}
+	for k, e := range s.sessions {
+		if e.answered == nil {
+			delete(s.sessions, k)
+		}
+	}
 }
 
 func (s *Server) proxyFor(subject, prefix, addr string) http.Handler {
