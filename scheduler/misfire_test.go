@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 
 	"buddi/core/conversation"
 	"buddi/internal/pgtest"
+	"buddi/internal/timezone"
+	"buddi/plugins"
 	"buddi/scheduler"
 )
 
@@ -219,5 +222,64 @@ func TestRestartWhileCatchingUp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A mission that names no zone is in the owner's: in Berlin "0 8 * * *" is 08:00 on the
+// wall (07:00 UTC in winter, 06:00 in summer), not 08:00 UTC.
+func TestMissionDefaultsToTheOwnersZone(t *testing.T) {
+	ctx := context.Background()
+	st := &scheduler.Store{Pool: pgtest.Pool(t), Zone: "Europe/Berlin"}
+	m, err := st.Add(ctx, scheduler.Mission{Name: "morning", Agent: "concierge", Prompt: "Brief me.", Cron: "0 8 * * *"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Timezone != "Europe/Berlin" {
+		t.Fatalf("a mission without a zone is in %q, want the owner's", m.Timezone)
+	}
+	for _, day := range []time.Time{time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC), time.Date(2026, 7, 15, 0, 0, 0, 0, time.UTC)} {
+		if err := st.SetEnabled(ctx, m.ID, true, day); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.Materialise(ctx, day.Add(12*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		occ, err := st.Occurrences(ctx, m.ID, 1)
+		if err != nil || len(occ) != 1 {
+			t.Fatalf("%v %v", occ, err)
+		}
+		berlin := occ[0].Instant.In(timezone.Zone{Name: "Europe/Berlin"}.Location())
+		if berlin.Hour() != 8 || berlin.Minute() != 0 {
+			t.Errorf("%s: ran at %s Berlin time, want 08:00", day.Format("Jan"), berlin.Format("15:04"))
+		}
+	}
+	// With no zone given the store uses the one found on this machine.
+	other, err := (&scheduler.Store{Pool: st.Pool}).Add(ctx, scheduler.Mission{Name: "x", Agent: "concierge", Prompt: "x", Cron: "0 8 * * *"})
+	if err != nil || other.Timezone != timezone.Local().Name {
+		t.Fatalf("a store without a zone: %q (%v), want %q", other.Timezone, err, timezone.Local().Name)
+	}
+}
+
+// A reminder without an offset is a wall time in the owner's zone, and the answer says the
+// time in it.
+func TestReminderInTheOwnersZone(t *testing.T) {
+	pool := pgtest.Pool(t)
+	set := tool(scheduler.ReminderManifestIn(pool, scheduler.DefaultReminderLimits, "Asia/Tokyo"), "reminder.set")
+	if !strings.Contains(string(set.Spec().Schema), "Asia/Tokyo") {
+		t.Fatalf("the schema does not name the owner's zone: %s", set.Spec().Schema)
+	}
+	tokyo := timezone.Zone{Name: "Asia/Tokyo"}.Location()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, tokyo)
+	args := []byte(`{"at":"2026-03-02T09:00:00","note":"water the plants"}`)
+	res, err := set.Execute(context.Background(), plugins.Call{Tool: "reminder.set", Agent: "a", Args: args, Now: now}, nil)
+	if err != nil || res.IsError || !strings.Contains(res.Text, "09:00:00 JST") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var due time.Time
+	if err := pool.QueryRow(context.Background(), `SELECT due_at FROM core.reminders WHERE note = 'water the plants'`).Scan(&due); err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC); !due.Equal(want) {
+		t.Fatalf("due at %s, want %s", due.UTC(), want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/events"
+	"buddi/internal/timezone"
 )
 
 // The misfire policies: what a machine that slept through instants owes.
@@ -70,10 +71,24 @@ type Inserter interface {
 type Store struct {
 	Pool   *pgxpool.Pool // the application's database
 	Insert Inserter      // enqueues each owed occurrence's job; nil enqueues none
+	Zone   string        // the owner's IANA zone, a new mission's when it names none; "" is the one found on this machine
 }
 
-// Add records a mission after checking its schedule and policy.
+// OwnerZone is the zone a mission that names none is in: Zone, else the one found on this
+// machine (timezone.Local; UTC when nothing names one).
+func (s *Store) OwnerZone() string {
+	if s.Zone != "" {
+		return s.Zone
+	}
+	return timezone.Local().Name
+}
+
+// Add records a mission after checking its schedule and policy; a mission that names no
+// zone is in the owner's (OwnerZone).
 func (s *Store) Add(ctx context.Context, m Mission) (Mission, error) {
+	if m.Timezone == "" {
+		m.Timezone = s.OwnerZone()
+	}
 	if _, err := Parse(m.Cron, m.Timezone); err != nil {
 		return m, err
 	}
@@ -86,9 +101,6 @@ func (s *Store) Add(ctx context.Context, m Mission) (Mission, error) {
 	}
 	if m.Deadline <= 0 {
 		m.Deadline = defaultMissionWait
-	}
-	if m.Timezone == "" {
-		m.Timezone = "UTC"
 	}
 	if m.Source == "" {
 		m.Source = "owner"

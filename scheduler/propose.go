@@ -56,13 +56,13 @@ func (proposeTool) Spec() plugins.Spec {
 
 // parse reads and checks a proposal: a schedule that parses, nothing more frequent than
 // hourly, an end that is in the future.
-func (proposeTool) parse(call plugins.Call) (proposal, Schedule, time.Time, error) {
+func (t proposeTool) parse(call plugins.Call) (proposal, Schedule, time.Time, error) {
 	var p proposal
 	if err := json.Unmarshal(call.Args, &p); err != nil {
 		return p, Schedule{}, time.Time{}, err
 	}
 	if p.Timezone == "" {
-		p.Timezone = "UTC"
+		p.Timezone = t.st.OwnerZone()
 	}
 	s, err := Parse(p.Cron, p.Timezone)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"buddi/core/conversation"
 	"buddi/core/eventlog"
 	"buddi/core/events"
+	"buddi/internal/timezone"
 	"buddi/plugins"
 )
 
@@ -72,22 +73,33 @@ type Reminder struct {
 }
 
 // ReminderManifest is reminder.set: auto, because a reminder cannot do anything but wake its
-// agent with a note.
+// agent with a note. A time without an offset is read in the zone found on this machine.
 func ReminderManifest(pool *pgxpool.Pool, limits ReminderLimits) plugins.Manifest {
+	return ReminderManifestIn(pool, limits, "")
+}
+
+// ReminderManifestIn is ReminderManifest with the owner's zone given (an IANA name; "" or
+// one that does not load is the zone found on this machine, as timezone.Local finds it).
+func ReminderManifestIn(pool *pgxpool.Pool, limits ReminderLimits, zone string) plugins.Manifest {
+	loc, err := timezone.Load(zone)
+	if err != nil {
+		loc = timezone.Local().Location()
+	}
 	return plugins.Manifest{Name: "reminder", Version: "1", Description: "A single instant an agent promises to look at.",
-		Tools: []plugins.Tool{reminderTool{pool: pool, limits: limits}}}
+		Tools: []plugins.Tool{reminderTool{pool: pool, limits: limits, zone: loc}}}
 }
 
 type reminderTool struct {
 	pool   *pgxpool.Pool
 	limits ReminderLimits
+	zone   *time.Location // the owner's: a time without an offset is read in it, and the answer says it
 }
 
-func (reminderTool) Spec() plugins.Spec {
+func (t reminderTool) Spec() plugins.Spec {
 	return plugins.Spec{Name: "reminder.set",
 		Description: "Wake yourself at a moment with a note, to check with your tools that something is still true and then report or stay silent.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["at","note"],"properties":{
-			"at":{"type":"string","format":"date-time","description":"When, RFC 3339 with its offset (2026-12-01T09:00:00+01:00)."},
+			"at":{"type":"string","minLength":19,"maxLength":40,"description":"When, RFC 3339 (2026-12-01T09:00:00+01:00); without an offset (2026-12-01T09:00:00) it is in the owner's zone, ` + t.location().String() + `."},
 			"note":{"type":"string","minLength":1,"maxLength":1000}}}`),
 		Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto, Timeout: 10 * time.Second}
 }
@@ -101,9 +113,10 @@ func (t reminderTool) Execute(ctx context.Context, call plugins.Call, _ *plugins
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return plugins.Result{}, err
 	}
-	at, err := time.Parse(time.RFC3339, a.At)
+	at, err := t.parseAt(a.At)
 	if err != nil {
-		return plugins.Result{Text: "The time is not RFC 3339 with an offset, like 2026-12-01T09:00:00+01:00.", IsError: true}, nil
+		return plugins.Result{Text: "The time is not RFC 3339, like 2026-12-01T09:00:00+01:00, or a wall time in the owner's zone (" +
+			t.location().String() + "), like 2026-12-01T09:00:00.", IsError: true}, nil
 	}
 	now := call.Now
 	if now.IsZero() {
@@ -139,7 +152,29 @@ func (t reminderTool) Execute(ctx context.Context, call plugins.Call, _ *plugins
 	if err != nil {
 		return plugins.Result{}, err
 	}
-	return plugins.Result{Text: fmt.Sprintf("Reminder %d is set for %s.", id, at.Format(time.RFC1123))}, nil
+	return plugins.Result{Text: fmt.Sprintf("Reminder %d is set for %s (%s).", id, at.In(t.location()).Format(time.RFC1123), t.location())}, nil
+}
+
+// location is the owner's zone (UTC when none was given).
+func (t reminderTool) location() *time.Location {
+	if t.zone == nil {
+		return time.UTC
+	}
+	return t.zone
+}
+
+// parseAt reads a reminder's moment: RFC 3339 with its offset, or a wall time without one in
+// the owner's zone.
+func (t reminderTool) parseAt(s string) (time.Time, error) {
+	if at, err := time.Parse(time.RFC3339, s); err == nil {
+		return at, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"} {
+		if at, err := time.ParseInLocation(layout, s, t.location()); err == nil {
+			return at, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("reminder time %q is not RFC 3339", s)
 }
 
 var errLimit = errors.New("the reminder is over a limit")
