@@ -20,6 +20,7 @@ type fileVault struct {
 	key         userKey
 	problem     keyProblem // why the key cannot be used, if it cannot
 	noKeyReason string     // replaces the no-key sentence when Open chose this vault by default
+	keyName     string     // what the key is called in the owner's sentences ("BUDDI_VAULT_KEY")
 	newArgon    argonParams
 
 	mu sync.Mutex // serialises this value's writes; the flock serialises processes
@@ -39,11 +40,14 @@ type derivedKeys struct {
 var _ Vault = (*fileVault)(nil)
 
 func newFileVault(opts Options) *fileVault {
-	v := &fileVault{path: opts.Path, newArgon: defaultArgon}
+	v := &fileVault{path: opts.Path, newArgon: defaultArgon, keyName: opts.keyName}
+	if v.keyName == "" {
+		v.keyName = "BUDDI_VAULT_KEY"
+	}
 	if opts.argon != nil {
 		v.newArgon = *opts.argon
 	}
-	v.key, v.problem = parseKey(opts.Key)
+	v.key, v.problem = parseKey(opts.Key, v.keyName)
 	return v
 }
 
@@ -62,7 +66,7 @@ type contents struct {
 // anything that cannot be read or authenticated is a *LockedError.
 func (v *fileVault) read() (*contents, error) {
 	if v.problem != "" {
-		if v.problem == noKey && v.noKeyReason != "" {
+		if v.key.missing && v.noKeyReason != "" {
 			return nil, locked(nil, "%s", v.noKeyReason)
 		}
 		return nil, locked(nil, "%s, so the vault %s cannot be opened.", v.problem, v.path)
@@ -84,9 +88,9 @@ func (v *fileVault) read() (*contents, error) {
 	}
 	if doc.KDF != v.key.kdf {
 		if doc.KDF == kdfArgon2id {
-			return nil, locked(nil, "BUDDI_VAULT_KEY does not open the vault %s: the vault was sealed with a passphrase, and BUDDI_VAULT_KEY holds a 32-byte key.", v.path)
+			return nil, locked(nil, "%s does not open the vault %s: the vault was sealed with a passphrase, and %s holds a 32-byte key.", v.keyName, v.path, v.keyName)
 		}
-		return nil, locked(nil, "BUDDI_VAULT_KEY does not open the vault %s: the vault was sealed with a 32-byte key, and BUDDI_VAULT_KEY holds a passphrase.", v.path)
+		return nil, locked(nil, "%s does not open the vault %s: the vault was sealed with a 32-byte key, and %s holds a passphrase.", v.keyName, v.path, v.keyName)
 	}
 	var argon argonParams
 	if doc.Argon != nil {
@@ -97,7 +101,7 @@ func (v *fileVault) read() (*contents, error) {
 		return nil, locked(err, "The vault %s cannot be opened: deriving its key failed.", v.path)
 	}
 	if !hmac.Equal(keys.keyCheck(), doc.Check) {
-		return nil, locked(nil, "BUDDI_VAULT_KEY does not open the vault %s: it is not the key the vault was sealed with (or the file's header was altered).", v.path)
+		return nil, locked(nil, "%s does not open the vault %s: it is not the key the vault was sealed with (or the file's header was altered).", v.keyName, v.path)
 	}
 	secrets, err := open(doc, keys)
 	if err != nil {

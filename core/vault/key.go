@@ -40,28 +40,27 @@ func (p argonParams) ok() bool {
 
 // userKey is BUDDI_VAULT_KEY, parsed.
 type userKey struct {
-	kdf  string // kdfRaw or kdfArgon2id
-	raw  []byte // the 32-byte key (kdfRaw)
-	pass []byte // the passphrase (kdfArgon2id)
+	missing bool   // no key was given
+	kdf     string // kdfRaw or kdfArgon2id
+	raw     []byte // the 32-byte key (kdfRaw)
+	pass    []byte // the passphrase (kdfArgon2id)
 }
 
 // keyProblem is why a BUDDI_VAULT_KEY cannot be used, as a sentence for the owner.
 type keyProblem string
 
-// noKey is the problem of an empty BUDDI_VAULT_KEY.
-const noKey keyProblem = "BUDDI_VAULT_KEY is not set"
-
-// parseKey reads BUDDI_VAULT_KEY. An empty or too-short key is a problem, never a weak key.
-func parseKey(s string) (userKey, keyProblem) {
+// parseKey reads the vault key, called name in the owner's sentences (BUDDI_VAULT_KEY, or
+// where it was found). An empty or too-short key is a problem, never a weak key.
+func parseKey(s, name string) (userKey, keyProblem) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return userKey{}, noKey
+		return userKey{missing: true}, keyProblem(name + " is not set")
 	}
 	if raw, ok := decode32(s); ok {
 		return userKey{kdf: kdfRaw, raw: raw}, ""
 	}
 	if utf8.RuneCountInString(s) < minPassphrase {
-		return userKey{}, "BUDDI_VAULT_KEY is too short: use 32 random bytes in base64 (`openssl rand -base64 32`) or a passphrase of at least 16 characters"
+		return userKey{}, keyProblem(name + " is too short: use 32 random bytes in base64 (`openssl rand -base64 32`) or a passphrase of at least 16 characters")
 	}
 	return userKey{kdf: kdfArgon2id, pass: []byte(s)}, ""
 }

@@ -83,6 +83,8 @@ type Options struct {
 
 	// argon overrides the Argon2id cost of new passphrase-sealed files (tests only).
 	argon *argonParams
+	// keyName is what Key is called in the owner's sentences; default "BUDDI_VAULT_KEY".
+	keyName string
 }
 
 // Open returns the vault opts select. It fails only on options that cannot work (no Path,
