@@ -85,7 +85,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	// Every stored secret, in its common encodings, is scrubbed from the log before a line
 	// is written. A locked vault has no values to scrub and fails closed on every use.
-	secrets, err := vault.Open(vault.Options{Path: filepath.Join(cfg.Home, "vault.json"), Key: os.Getenv("BUDDI_VAULT_KEY")})
+	secrets, _, err := vault.OpenOwner(filepath.Join(cfg.Home, "vault.json"), os.Getenv)
 	if err != nil {
 		return err
 	}

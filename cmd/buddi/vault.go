@@ -20,18 +20,32 @@ type vaultCmd struct {
 	List   vaultListCmd   `cmd:"" help:"List the names of the stored secrets."`
 }
 
-// openVault opens the owner's vault: <home>/vault.json sealed with BUDDI_VAULT_KEY, or the
-// OS keychain where there is one.
+// openVault opens the owner's vault as buddi serve does (vault.OpenOwner): <home>/vault.json
+// sealed with the key from BUDDI_VAULT_KEY, the OS keychain or the key file, or the OS
+// keychain's own vault where there is one and no key.
 func openVault() (vault.Vault, error) {
+	v, _, err := openVaultKey()
+	return v, err
+}
+
+// openVaultKey is openVault, also saying where the key was found.
+func openVaultKey() (vault.Vault, vault.Key, error) {
 	cfg, err := loadConfig()
 	if err != nil {
-		return nil, err
+		return nil, vault.Key{}, err
 	}
 	if err := datadir.PrepareHome(cfg.Home); err != nil {
-		return nil, err
+		return nil, vault.Key{}, err
 	}
-	return vault.Open(vault.Options{Path: filepath.Join(cfg.Home, "vault.json"), Key: os.Getenv("BUDDI_VAULT_KEY")})
+	v, key, err := vault.OpenOwner(vaultPath(cfg.Home), os.Getenv)
+	if err != nil {
+		return nil, key, &exitError{code: 2, err: err}
+	}
+	return v, key, nil
 }
+
+// vaultPath is the vault file in home.
+func vaultPath(home string) string { return filepath.Join(home, "vault.json") }
 
 // vaultExit maps a vault error to the CLI's codes: a locked vault must be unlocked first (3).
 func vaultExit(err error) error {
