@@ -392,3 +392,22 @@ func TestDBMigrateIsIdempotentAndStatusReports(t *testing.T) {
 		t.Errorf("a command left processes behind: %v", left)
 	}
 }
+
+// Closing the terminal buddi serve runs in (SIGHUP) stops it as SIGTERM does: cleanly, and
+// its PostgreSQL with it.
+func TestServeStopsOnHangup(t *testing.T) {
+	t.Parallel()
+	home, port, vars := env(t)
+	s := startServe(t, home, port, vars)
+	s.health()
+	pgPid, ok := postmasterPid(home)
+	if !ok || !processAlive(pgPid) {
+		t.Fatalf("no live postgres for %s", home)
+	}
+	if code := s.stopWith(syscall.SIGHUP); code != 0 {
+		t.Errorf("exit code after SIGHUP = %d, want 0\n%s", code, s.log.String())
+	}
+	if processAlive(pgPid) {
+		t.Errorf("postgres pid %d still alive after buddi stopped on SIGHUP", pgPid)
+	}
+}
