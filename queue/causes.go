@@ -9,7 +9,7 @@ import (
 
 // Cause groups failed jobs by why they failed (seed 004, "Failed jobs are decisions"): a
 // known family by family and provider, anything else by status and the error's first line
-// with ids, numbers and quoted values taken out.
+// with ids, numbers and quoted values taken out (Why keeps one job's own words).
 type Cause struct {
 	Key      string  `json:"key"`      // the group's key
 	Family   string  `json:"family"`   // quota, refused-key, lost-connection, or other
@@ -34,6 +34,12 @@ func normalise(err string) string {
 	line = quotedValue.ReplaceAllString(line, "…")
 	line = hexLike.ReplaceAllString(line, "…")
 	line = number.ReplaceAllString(line, "N")
+	return strings.TrimSpace(spaces.ReplaceAllString(line, " "))
+}
+
+// firstLine is an error's first line, spaces folded.
+func firstLine(err string) string {
+	line, _, _ := strings.Cut(err, "\n")
 	return strings.TrimSpace(spaces.ReplaceAllString(line, " "))
 }
 
@@ -74,7 +80,9 @@ func Group(jobs []FailedJob, now time.Time) []Cause {
 		key := fam + "/" + prov
 		if fam == "other" {
 			key = "other/" + j.State + "/" + normalise(j.Error)
-			why = "Failed (" + j.State + "): " + normalise(j.Error)
+			// The words of the group's first job: what varies is taken out of the key that
+			// groups them, never out of the fix the owner reads.
+			why = "Failed (" + j.State + "): " + firstLine(j.Error)
 		}
 		c, ok := byKey[key]
 		if !ok {

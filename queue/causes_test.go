@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +43,22 @@ func TestGroupByCause(t *testing.T) {
 	}
 	if causes[0].Key != "quota/anthropic" && causes[0].Key != "other/discarded/fetch job N for … failed after N tries" {
 		t.Errorf("the biggest group comes first: %q", causes[0].Key)
+	}
+}
+
+// A group of other causes says why in the words of one of its jobs: ids, numbers and quoted
+// values are taken out of the key that groups them, never out of the fix the owner reads.
+func TestCauseKeepsTheFixItShows(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	jobs := []queue.FailedJob{
+		{ID: 7, State: "discarded", Error: "the vault key is too short: make one with `openssl rand -base64 32` and set BUDDI_VAULT_KEY", FinalizedAt: &now},
+		{ID: 8, State: "discarded", Error: "the vault key is too short: make one with `openssl rand -base64 48` and set BUDDI_VAULT_KEY", FinalizedAt: &now},
+	}
+	causes := queue.Group(jobs, now)
+	if len(causes) != 1 || len(causes[0].Jobs) != 2 {
+		t.Fatalf("the two jobs fail alike: %+v", causes)
+	}
+	if why := causes[0].Why; !strings.Contains(why, "openssl rand -base64 32") {
+		t.Errorf("the cause reads %q: its fix lost its digits", why)
 	}
 }
