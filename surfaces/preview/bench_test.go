@@ -91,10 +91,11 @@ func BenchmarkProxyHTTP(b *testing.B) {
 // In the closed loop of BenchmarkProxyHTTP, 8 clients always waiting, latency is 8 divided by
 // the throughput (Little's law), so the proxy's p99 there says as much about its requests per
 // second as about its tail; here the three carry the same load, below what any of them can
-// carry on these 2 cores.
+// carry on these 2 cores. Past what the machine can carry the requests pile up, each pile
+// opens new connections, and the run measures that collapse, the same for the three ways.
 func BenchmarkProxyHTTPPaced(b *testing.B) {
 	ways, client := proxyWays(b)
-	for _, rate := range []int{500, 1000, 2000} {
+	for _, rate := range []int{250, 500, 1000} {
 		b.Run(strconv.Itoa(rate)+"/s", func(b *testing.B) {
 			for _, w := range ways {
 				w.lat, w.took, w.cpu = nil, 0, 0
