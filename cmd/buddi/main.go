@@ -23,6 +23,7 @@ import (
 type cli struct {
 	LogLevel string `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Least severe log lines to print (${enum})."`
 
+	Init        initCmd        `cmd:"" help:"Set buddi up: the vault key, a model account, the agents on it, and a first answer."`
 	Serve       serveCmd       `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
 	DB          dbCmd          `cmd:"" name:"db" help:"Inspect and migrate the database."`
 	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
