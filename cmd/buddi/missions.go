@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"buddi/internal/timezone"
 	"buddi/queue"
 	"buddi/scheduler"
 )
@@ -67,21 +68,26 @@ func (c missionsListCmd) Run(env *runEnv) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tAGENT\tSCHEDULE\tMISFIRE\tSTATE")
+	fmt.Fprintln(tw, "ID\tNAME\tAGENT\tSCHEDULE\tZONE\tMISFIRE\tSTATE")
 	for _, m := range ms {
 		state := "on"
 		if !m.Enabled {
 			state = "off"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s (%s)\t%s\t%s\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone, m.Misfire, state)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone, m.Misfire, state)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	owner := timezone.Local()
+	fmt.Fprintf(env.stdout, "\nA mission added without --tz is in %s (%s).\n", owner.Name, zoneSource(owner))
+	return nil
 }
 
 type missionsAddCmd struct {
 	Agent         string `required:"" help:"The agent's handle (@dev) or id, or role:NAME for whichever agent holds that role when it runs."`
 	Cron          string `required:"" help:"Five fields: minute hour day month weekday (\"0 9 * * 1-5\": weekdays at 09:00)."`
-	TZ            string `name:"tz" help:"An IANA time zone, like Europe/Berlin. Default: this machine's." default:""`
+	TZ            string `name:"tz" help:"An IANA time zone, like Europe/Berlin. Default: the owner's (TZ, else /etc/localtime, else /etc/timezone, else UTC)." default:""`
 	Misfire       string `enum:"replay-all,coalesce,latest-only,skip-after-deadline" default:"coalesce" help:"What a machine that slept owes: ${enum}."`
 	Prompt        string `required:"" help:"What the agent is asked each time."`
 	Name          string `help:"A name for it. Default: the first words of the prompt."`
@@ -106,9 +112,10 @@ func (c missionsAddCmd) Run(env *runEnv) error {
 	}
 	tz := c.TZ
 	if tz == "" {
-		tz = time.Local.String()
-		if tz == "Local" {
-			tz = "UTC"
+		owner := timezone.Local()
+		tz = owner.Name
+		if !owner.Found() {
+			fmt.Fprintln(env.stderr, owner.Note)
 		}
 	}
 	sched, err := scheduler.Parse(c.Cron, tz)
@@ -217,10 +224,7 @@ func (c missionsOccurrencesCmd) Run(env *runEnv) error {
 	if c.JSON {
 		return writeJSON(env, occ)
 	}
-	loc, err := time.LoadLocation(m.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
+	loc := timezone.Zone{Name: m.Timezone}.Location()
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tINSTANT\tSTATE\tWHY")
 	for _, o := range occ {
@@ -240,10 +244,11 @@ func (missionsAddDefaultsCmd) Run(env *runEnv) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%v: give an agent `roles: [recap]` in its file", err)}
 	}
-	tz := time.Local.String()
-	if tz == "Local" {
-		tz = "UTC"
+	owner := timezone.Local()
+	if !owner.Found() {
+		fmt.Fprintln(env.stderr, owner.Note)
 	}
+	tz := owner.Name
 	st, done, err := missionStore(env)
 	if err != nil {
 		return err
@@ -261,4 +266,15 @@ func (missionsAddDefaultsCmd) Run(env *runEnv) error {
 		fmt.Fprintf(env.stdout, "mission %d added: %s for %s, %s (%s)\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone)
 	}
 	return nil
+}
+
+// zoneSource says where the owner's zone was found, for the owner.
+func zoneSource(z timezone.Zone) string {
+	switch z.Source {
+	case timezone.FromTZ:
+		return "from TZ"
+	case timezone.FromLocaltime, timezone.FromTimezone:
+		return "from " + z.Source
+	}
+	return "no zone was found on this machine: set TZ, like TZ=Europe/Berlin"
 }
