@@ -172,6 +172,15 @@ func (c *chatClient) follow(ctx context.Context, conv, runID string, out, errOut
 			if !quiet {
 				fmt.Fprint(out, ev.Text)
 			}
+		case "run.waiting": // the provider asked buddi to wait: say so, and until when
+			if !quiet {
+				fmt.Fprintf(errOut, "\n(%s)\n", ev.Text)
+			}
+		case "run.retrying": // the attempt broke off: its text is void, the next one starts anew
+			text.Reset()
+			if !quiet {
+				fmt.Fprintf(errOut, "\n(%s)\n", ev.Text)
+			}
 		case "tool.call":
 			res.ToolCalls = append(res.ToolCalls, toolEcho{Tool: ev.Tool, Args: ev.Args})
 			if !quiet {

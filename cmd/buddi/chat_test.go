@@ -86,7 +86,7 @@ func TestAskAnswersAnApprovalInPlace(t *testing.T) {
 
 // buddi ask --json reports the turn; a failure prints the owner's sentence and exits 1.
 func TestAskJSONAndFailure(t *testing.T) {
-	model, _, vars := scriptedServe(t)
+	model, _, vars, home := scriptedServeAt(t)
 	model.Script(pt.Text("Hello there."))
 	code, out, errOut := runBuddi(t, vars, time.Minute, "ask", "--agent", "@dev", "--json", "hi")
 	if code != 0 {
@@ -125,12 +125,26 @@ func TestAskJSONAndFailure(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "refused this account's key") {
 		t.Fatalf("a refused key: exit %d\n%s", code, errOut)
 	}
-	// The failed run is a failed job, grouped by its cause; dismissed, it is no longer counted.
+	// The owner was told where they asked: the failed turn is not also a failed job.
 	var jobs struct {
 		Failed []struct{ ID int64 }      `json:"failed"`
 		Causes []struct{ Family string } `json:"causes"`
 	}
-	// (River records the job's end just after the turn is closed.)
+	db := dbConn(t, home)
+	waitFor(t, "the failed turn's job to end", time.Minute, func() bool {
+		var n int
+		return db.QueryRow(t.Context(), `SELECT count(*) FROM river.river_job WHERE kind = 'run.start' AND state IN ('running', 'available', 'retryable', 'scheduled')`).Scan(&n) == nil && n == 0
+	})
+	if code, out, _ := runBuddi(t, vars, time.Minute, "jobs", "--json"); code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs.Failed) != 0 {
+		t.Fatalf("a failed interactive turn is a failed job: %d\n%s", code, out)
+	}
+	// A failed job (an unattended one's) is grouped by its cause; dismissed, it is no longer
+	// counted.
+	if _, err := db.Exec(t.Context(), `INSERT INTO river.river_job (args, kind, max_attempts, queue, state, attempt, attempted_at, finalized_at, errors)
+		VALUES ('{}', 'run.start', 8, 'runs', 'discarded', 8, now(), now(),
+		ARRAY[jsonb_build_object('at', now(), 'attempt', 8, 'error', 'anthropic: The model provider refused this account''s key')])`); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "the failed job", time.Minute, func() bool {
 		code, out, _ = runBuddi(t, vars, time.Minute, "jobs", "--json")
 		return code == 0 && json.Unmarshal([]byte(out), &jobs) == nil && len(jobs.Failed) == 1
@@ -149,6 +163,24 @@ func TestAskJSONAndFailure(t *testing.T) {
 	}
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "jobs", "retry"); code != 2 || !strings.Contains(errOut, "--all") {
 		t.Fatalf("retry with nothing named: %d %s", code, errOut)
+	}
+}
+
+// An answer that broke off mid-stream is tried again, and what ask prints as the answer is
+// the whole answer once, not the pieces of every attempt glued together.
+func TestAskAfterABrokenStream(t *testing.T) {
+	model, _, vars := scriptedServe(t)
+	model.Script(pt.Reply{Text: []string{"Half ", "an ", "answer"}, DropAfter: 1}, pt.Text("A whole answer."))
+	code, out, errOut := runBuddi(t, vars, 2*time.Minute, "ask", "--agent", "@dev", "--json", "hi")
+	if code != 0 {
+		t.Fatalf("ask --json: exit %d\n%s%s", code, out, errOut)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if raw["status"] != "finished" || raw["text"] != "A whole answer." {
+		t.Fatalf("ask --json after a broken stream: %v", raw)
 	}
 }
 

@@ -27,7 +27,10 @@ type Event struct {
 	ConversationID string `json:"conversation_id"`  // the conversation it belongs to
 	RunID          string `json:"run_id,omitempty"` // the run it belongs to
 	// Type: run.started, text, tool.call, tool.result, approval, question, owner.joined,
-	// run.suspended, run.resumed, run.finished, run.failed, conversation.ended.
+	// run.suspended, run.resumed, run.waiting (the provider asked buddi to wait: Text says
+	// why, Until when it tries again), run.retrying (the attempt broke off: the run's text
+	// streamed so far is void, and it is tried again at Until), run.finished, run.failed,
+	// conversation.ended.
 	Type string `json:"type"`
 	// Text is streamed text (a "text" event: the output of the run's redact.Stream, passed
 	// on as it is), a tool's answer, a card's summary, what the owner added, a failure's
@@ -43,8 +46,10 @@ type Event struct {
 	// Data is a tool answer's structured output for the surfaces (a renderer and its input).
 	Data json.RawMessage `json:"data,omitempty"`
 	// Retry is set on run.failed when a retry is honest.
-	Retry bool      `json:"retry,omitempty"`
-	At    time.Time `json:"at"` // when it was published
+	Retry bool `json:"retry,omitempty"`
+	// Until is when a waiting or retrying run tries again.
+	Until *time.Time `json:"until,omitempty"`
+	At    time.Time  `json:"at"` // when it was published
 }
 
 // BufferSize is how many events a conversation keeps for late subscribers.

@@ -183,6 +183,9 @@ const (
 	EventToolCallEnd                        // Index, ToolCall (complete: ID, Name, Args)
 	EventUsage                              // Usage
 	EventStop                               // StopReason
+	// EventWaiting comes before any other event of a retried attempt: the call waits until
+	// RetryAt (a 429's Retry-After, or the backoff after a failure), and Text says why.
+	EventWaiting // RetryAt, Text
 )
 
 // String names the event type.
@@ -200,6 +203,8 @@ func (t EventType) String() string {
 		return "usage"
 	case EventStop:
 		return "stop"
+	case EventWaiting:
+		return "waiting"
 	}
 	return fmt.Sprintf("event(%d)", int(t))
 }
@@ -207,12 +212,13 @@ func (t EventType) String() string {
 // Event is one streamed event of a turn.
 type Event struct {
 	Type       EventType  // which of the fields below are set
-	Text       string     // EventTextDelta: the new text
+	Text       string     // EventTextDelta: the new text; EventWaiting: why the call waits
 	Index      int        // tool call events: the call's position among the turn's tool calls, from 0
 	ToolCall   ToolCall   // tool call events: the call (Args complete only at EventToolCallEnd)
 	ArgsDelta  string     // EventToolCallDelta: the next fragment of the arguments' JSON
 	Usage      Usage      // EventUsage
 	StopReason StopReason // EventStop
+	RetryAt    time.Time  // EventWaiting: when the next attempt starts
 }
 
 // Usage counts the tokens of a call.

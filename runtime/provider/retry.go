@@ -148,6 +148,7 @@ func (p RetryPolicy) Run(ctx context.Context, wire Wire, limits Limits, h Handle
 		if p.OnRetry != nil {
 			p.OnRetry(n, wait, pe)
 		}
+		h(Event{Type: EventWaiting, RetryAt: p.Now().Add(wait), Text: pe.Sentence()})
 		if err := p.Sleep(ctx, wait); err != nil {
 			stopped := &Error{Wire: wire, Kind: KindCanceled, Class: Permanent, Err: errors.Join(err, pe)}
 			if errors.Is(err, context.DeadlineExceeded) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"buddi/core/executor"
+	"buddi/runtime/live"
 	"buddi/runtime/provider"
 )
 
@@ -265,6 +267,9 @@ func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err 
 		}
 		r.log().Warn("a run attempt failed; it is tried again", "run", m.RunID, "attempt", job.Attempt, "class", class.String(), "at", at, "err", err)
 		next.put(job.ID, at)
+		// What the attempt streamed is void: the surfaces drop it, and say when it goes on.
+		r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.retrying", Until: &at,
+			Text: fmt.Sprintf("%s buddi tries again at %s.", strings.TrimSpace(Sentence(err)), at.Local().Format("15:04:05"))})
 		return err
 	}
 	if m.ConversationID == "" { // it failed before it was pinned to a conversation
@@ -272,6 +277,14 @@ func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err 
 	}
 	if cerr := r.Close(ctx, m, err); cerr != nil {
 		return errors.Join(err, fmt.Errorf("close the failed turn: %w", cerr))
+	}
+	// The owner was told where they asked (run.failed, with a retry when honest). A turn that
+	// failed for want of setup is a step for the owner to take, and an interactive turn is
+	// settled there: neither is also a failed job. An unattended run's failure is.
+	var setup *Problem
+	if m.Interactive || errors.As(err, &setup) {
+		r.log().Info("a failed turn was told to the owner; its job is done", "run", m.RunID, "why", why)
+		return nil
 	}
 	final := fmt.Errorf("%s: %w", why, err)
 	if last {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"buddi/core/action"
 	"buddi/core/conversation"
@@ -13,6 +14,7 @@ import (
 	"buddi/core/events"
 	"buddi/core/executor"
 	"buddi/internal/pgtest"
+	"buddi/runtime/live"
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
 	"buddi/runtime/run"
@@ -121,6 +123,14 @@ func TestRateLimitedThenServed(t *testing.T) {
 		t.Fatalf("the step took %d attempts, want 2 (the 429, then the retry)", p.Attempts)
 	}
 	h.await(events.RunFinished, sent.RunID)
+	// Every surface was told that the provider asked buddi to wait, and until when.
+	waiting := h.liveOf(sent.Conversation.ID, sent.RunID, "run.waiting")
+	if len(waiting) != 1 || waiting[0].Until == nil || waiting[0].Text == "" {
+		t.Fatalf("run.waiting events %+v, want one with a time and a sentence", waiting)
+	}
+	if d := waiting[0].Until.Sub(waiting[0].At); d < 500*time.Millisecond || d > 5*time.Second {
+		t.Errorf("run.waiting says buddi tries again %s after it was published, want about the 1 s the provider asked", d)
+	}
 }
 
 // A provider that drops the connection mid-stream: the attempt fails, what it streamed is not
@@ -138,6 +148,50 @@ func TestDroppedStreamIsRetried(t *testing.T) {
 	}
 	if len(assistant) != 1 || !strings.Contains(assistant[0], "A whole answer.") {
 		t.Fatalf("assistant entries %q, want only the whole answer", assistant)
+	}
+	// The surfaces were told the streamed text broke off and is void, before the next
+	// attempt's text: a reader that keeps the text after the last run.retrying has the
+	// answer once, not the pieces of every attempt glued together.
+	var text string
+	retried := false
+	for _, ev := range h.liveOf(sent.Conversation.ID, sent.RunID, "") {
+		switch ev.Type {
+		case "text":
+			text += ev.Text
+		case "run.retrying":
+			retried, text = true, ""
+			if ev.Until == nil || ev.Text == "" {
+				t.Errorf("run.retrying %+v: want when and why", ev)
+			}
+		}
+	}
+	if !retried || text != "A whole answer." {
+		t.Fatalf("retried %v, text after it %q, want the whole answer alone", retried, text)
+	}
+}
+
+// A turn that fails for want of setup (here a disabled account) or for good is told to the
+// owner where they asked, and is not also a failed job.
+func TestFailedInteractiveTurnIsNoFailedJob(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Error(401))
+	refused := h.send("hello")
+	h.await(events.RunFailed, refused.RunID)
+	if err := h.accounts.SetEnabled(context.Background(), "scripted", false); err != nil {
+		t.Fatal(err)
+	}
+	disabled := h.send("hello again")
+	h.await(events.RunFailed, disabled.RunID)
+	for _, id := range []string{refused.RunID, disabled.RunID} {
+		pgtest.Eventually(t, "the run's job ends", func() bool {
+			var state string
+			_ = h.pool.QueryRow(context.Background(), `SELECT state FROM river.river_job WHERE kind = 'run.start' AND args->>'run_id' = $1`, id).Scan(&state)
+			return state == "completed" || state == "cancelled" || state == "discarded"
+		})
+		var state string
+		if err := h.pool.QueryRow(context.Background(), `SELECT state FROM river.river_job WHERE kind = 'run.start' AND args->>'run_id' = $1`, id).Scan(&state); err != nil || state != "completed" {
+			t.Errorf("the job of failed run %s ended %q (%v), want completed: the owner was told, it is no failed job", id, state, err)
+		}
 	}
 }
 
@@ -466,4 +520,33 @@ func TestStartNowReadsThePauseWithTheMessage(t *testing.T) {
 	if n := reads.Load(); n != 1 {
 		t.Fatalf("the pause was read %d times for a delivered message, want 1 (in its own transaction)", n)
 	}
+}
+
+// liveOf returns the live events of run so far (of type kind, or all when kind is ""), once
+// the run has ended on the hub.
+func (h *harness) liveOf(conv, run, kind string) []live.Event {
+	h.t.Helper()
+	var out []live.Event
+	pgtest.Eventually(h.t, "the run's end on the live hub", func() bool {
+		sub := h.hub.Subscribe(conv, run)
+		defer sub.Close()
+		out = out[:0]
+		ended := false
+		for {
+			select {
+			case ev := <-sub.C:
+				if ev.RunID != run {
+					continue
+				}
+				ended = ended || ev.Type == "run.finished" || ev.Type == "run.failed"
+				if kind == "" || ev.Type == kind {
+					out = append(out, ev)
+				}
+				continue
+			default:
+			}
+			return ended
+		}
+	})
+	return out
 }

@@ -464,8 +464,13 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		}
 	}
 	res, err := p.Stream(ctx, req, func(ev provider.Event) {
-		if ev.Type == provider.EventTextDelta {
+		switch ev.Type {
+		case provider.EventTextDelta:
 			showText(text.Write(ev.Text))
+		case provider.EventWaiting: // before any text of the step: every surface says so
+			at := ev.RetryAt
+			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.waiting", Until: &at,
+				Text: fmt.Sprintf("%s buddi tries again at %s.", strings.TrimSpace(ev.Text), at.Local().Format("15:04:05"))})
 		}
 	})
 	showText(text.Flush()) // the end of the stream, or where it was cut short
