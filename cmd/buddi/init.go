@@ -140,12 +140,14 @@ func (c initCmd) Run(env *runEnv) error {
 	}
 
 	// 2. The database, made and migrated as buddi db migrate does.
-	src, err := dbsource.Open(env.ctx, cfg, dbsource.Options{CreateIfMissing: true, Log: env.log})
+	// Only warnings reach the owner's terminal: the migrations' progress is not theirs.
+	quiet := newLogger(env.stderr, "warn")
+	src, err := dbsource.Open(env.ctx, cfg, dbsource.Options{CreateIfMissing: true, Log: quiet})
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	if _, err := src.Migrate(env.ctx, env.log, app.Schemas(app.Manifests(nil, cfg.Home, nil))...); err != nil {
+	if _, err := src.Migrate(env.ctx, quiet, app.Schemas(app.Manifests(nil, cfg.Home, nil))...); err != nil {
 		return err
 	}
 	sealKey, err := loadSeal()

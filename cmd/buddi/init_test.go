@@ -1,11 +1,15 @@
 package main
 
 import (
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"buddi/internal/pgtest"
 	pt "buddi/runtime/providertest"
@@ -114,6 +118,65 @@ func TestInitSaysWhatIsMissing(t *testing.T) {
 		code, out, errOut := runWithInput(t, vars, tt.input, tt.args...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, want 2 saying %q\n%s%s", tt.args, code, tt.want, out, errOut)
+		}
+	}
+}
+
+// On a terminal, init asks: the provider from a menu, the model with its default, and the
+// API key without echo (the key never appears on the terminal).
+func TestInitInteractive(t *testing.T) {
+	t.Parallel()
+	model, _, _, vars, keyFile := initEnv(t, "DATABASE_URL="+pgtest.DSN(t))
+	model.Script(pt.Text("OK"))
+	cmd := exec.Command(binary, "init", "--base-url", model.URL)
+	cmd.Env = vars
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	screen := &lockedBuffer{}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(screen, tty) // ends with EIO when the process exits
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	answer := func(prompt, line string) {
+		t.Helper()
+		waitFor(t, "the prompt "+prompt, time.Minute, func() bool { return strings.Contains(screen.String(), prompt) })
+		if _, err := tty.Write([]byte(line + "\r")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer("Provider [1]: ", "1")
+	answer("Model [claude-sonnet-4-5]: ", "model-one")
+	answer("API key (not shown): ", pt.APIKey)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("init: %v\n%s", err, screen.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("init did not finish:\n%s", screen.String())
+	}
+	<-copied
+	out := screen.String()
+	if strings.Contains(out, pt.APIKey) {
+		t.Errorf("the API key was echoed:\n%s", out)
+	}
+	if strings.Contains(out, "level=INFO") {
+		t.Errorf("log lines reached the owner's terminal:\n%s", out)
+	}
+	for _, want := range []string{"1. Anthropic", "vault key: created, kept in " + keyFile, "@dev runs on anthropic with model-one", `It works: model-one answered "OK"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the terminal does not show %q:\n%s", want, out)
 		}
 	}
 }
