@@ -417,7 +417,11 @@ func TestDroppedMidStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Attempts != 2 || res.Text() != "second try" || events[0].Text != "second try" {
+		// The wait before the second attempt comes first, saying why and until when.
+		if len(events) < 2 || events[0].Type != provider.EventWaiting || events[0].RetryAt.IsZero() || events[0].Text == "" {
+			t.Fatalf("events %+v: want the wait first", events)
+		}
+		if res.Attempts != 2 || res.Text() != "second try" || events[1].Text != "second try" {
 			t.Errorf("attempts %d, text %q", res.Attempts, res.Text())
 		}
 	})
