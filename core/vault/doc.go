@@ -34,6 +34,17 @@
 // Shorter strings are refused (the vault is locked) rather than used as weak keys. The file
 // records which form sealed it, so using the other form says so instead of "wrong key".
 //
+// # Where the key lives
+//
+// The owner need not export the key. ResolveKey looks, in order, at BUDDI_VAULT_KEY, at the
+// OS keychain's entry "vault-key" under service "buddi" (when a keychain answers and
+// BUDDI_KEYCHAIN is not off), and at the key file os.UserConfigDir()/buddi/vault.key. A key
+// file that anyone else could read or write, or that is not the owner's, is refused (the
+// vault is locked, saying the chmod to run); it is never used and nothing falls back past it.
+// CreateKey (what `buddi init` calls) draws a random 256-bit key and keeps it in the keychain,
+// read back to be sure, else in a new 0600 key file; it never replaces one. OpenOwner is the
+// one call buddi serve and the command line make, so they can never disagree about the key.
+//
 // # The file
 //
 // vault.json is one JSON object: a header (format version, KDF and its parameters, salt,
