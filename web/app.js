@@ -1,5 +1,8 @@
 // buddi's dashboard: every view is read from the API (which projects the event log), and
-// the live channel only says when to read again. All text goes in as text, never as HTML.
+// the live channel only says when to read again. Everything is drawn with dom.js: text goes
+// in as text, and the only HTML is the server's sanitised Markdown.
+
+import { h, fill, add, words, sanitised } from '/dom.js';
 
 const port = location.port || (location.protocol === 'https:' ? '443' : '80');
 const csrfCookie = 'buddi_csrf_' + port;
@@ -26,20 +29,6 @@ async function api(method, path, body) {
   return data;
 }
 
-// el builds an element: el('div', {class: 'x', onclick: f}, 'text', child…).
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? '' : v);
-  }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
-
 const main = document.getElementById('main');
 const rail = document.getElementById('rail');
 const status = document.getElementById('status');
@@ -47,55 +36,79 @@ let agents = [];
 let current = { page: 'home', agent: '' };
 let chat = null; // the chat page's state: {agent, conv, socket, streaming}
 
-function say(text) { status.textContent = text; }
+function say(text) { status.textContent = text || ''; }
 
 async function act(fn, doneText) {
   try { await fn(); if (doneText) say(doneText); } catch (e) { say(e.message); }
   refresh();
 }
 
+// when tells a time as the clock on the wall: today's as hh:mm, older ones with their day.
+function when(iso) {
+  const d = new Date(iso);
+  if (isNaN(d)) return '';
+  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return d.toDateString() === new Date().toDateString() ? time : d.toLocaleDateString([], { month: 'short', day: 'numeric' }) + ' ' + time;
+}
+
 // --- the agent rail: a count for pending approvals, a dot for a held question ---
 async function drawRail() {
-  try { agents = (await api('GET', '/api/attention')).agents; } catch (e) { say(e.message); return; }
-  rail.replaceChildren(...agents.map(a => el('a', {
-    href: '#/chat/' + a.id, 'data-agent': a.id,
-    class: [a.available ? '' : 'unavailable', current.agent === a.id ? 'current' : ''].join(' ').trim(),
+  try { agents = (await api('GET', '/api/attention')).agents || []; } catch (e) { say(e.message); return; }
+  fill(rail, agents.map(a => h('a', {
+    href: '#/chat/' + encodeURIComponent(a.id), 'data-agent': a.id,
+    class: [a.available ? null : 'unavailable', current.agent === a.id ? 'current' : null],
     title: a.available ? a.name : a.problem,
-  }, el('span', {}, a.handle), el('span', {},
-    a.pending ? el('span', { class: 'count', title: a.pending + ' waiting for you' }, a.pending) : null,
-    a.question ? el('span', { class: 'dot', title: 'a question is waiting for your answer' }) : null))));
+  }, h('span', {}, a.handle), h('span', {},
+    a.pending ? h('span', { class: 'count', title: words(' ', a.pending, 'waiting for you') }, a.pending) : null,
+    a.question ? h('span', { class: 'dot', title: 'a question is waiting for your answer' }) : null))));
 }
 
 // --- approval cards, shared by Home and Chat ---
 function approvalCard(a, onDone) {
   const env = a.envelope || {};
-  return el('div', { class: 'card approval', 'data-action': a.id },
-    el('div', {}, el('strong', {}, env.summary || a.tool), ' ', el('span', { class: 'muted' }, a.agent + ' · ' + a.tool)),
-    env.preview || a.card ? el('pre', {}, env.preview || a.card) : null,
-    el('div', {},
-      el('button', { class: 'primary', onclick: () => act(() => api('POST', `/api/approvals/${a.id}/approve`), 'Approved').then(onDone) }, 'Approve'), ' ',
-      el('button', { class: 'danger', onclick: () => act(() => api('POST', `/api/approvals/${a.id}/reject`), 'Rejected').then(onDone) }, 'Reject')));
+  return h('div', { class: 'card approval', 'data-action': a.id },
+    h('div', {}, h('strong', {}, env.summary || a.tool), ' ', h('span', { class: 'muted' }, words(' · ', a.agent, a.tool))),
+    env.preview || a.card ? h('pre', {}, env.preview || a.card) : null,
+    h('div', { class: 'buttons' },
+      h('button', { class: 'primary', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/approve`), 'Approved').then(onDone) }, 'Approve'),
+      h('button', { class: 'danger', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/reject`), 'Rejected').then(onDone) }, 'Reject')));
+}
+
+// placeCard puts a card in the thread once: a card is keyed by its action, whichever of the
+// transcript, the waiting approvals or the live stream brings it first.
+function placeCard(thread, a) {
+  if (!a.id || [...thread.querySelectorAll('[data-action]')].some(e => e.dataset.action === String(a.id))) return;
+  add(thread, approvalCard(a));
+}
+
+// failedJob is one failed job with what the owner can do about it.
+function failedJob(j) {
+  return h('div', { class: 'card job', 'data-job': j.id },
+    h('div', {}, h('strong', {}, j.kind), ' ', h('span', { class: 'muted' }, words(' · ', '#' + j.id, j.attempts ? words(' ', j.attempts, j.attempts === 1 ? 'attempt' : 'attempts') : null))),
+    j.error ? h('pre', {}, j.error) : null,
+    h('div', { class: 'buttons' },
+      h('button', { class: 'primary retry', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'),
+      j.dismissed ? null : h('button', { class: 'dismiss', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss')));
 }
 
 // --- Home: what needs the owner ---
 async function drawHome() {
   const paint = painter();
-  const [appr, jobs] = await Promise.all([api('GET', '/api/approvals'), api('GET', '/api/jobs').catch(() => ({ failed: [] }))]);
-  const list = appr;
-  const incident = ((await api('GET', '/api/events?kind=incident.&limit=1')).events || [])[0];
-  const health = await api('GET', '/api/health').catch(() => ({}));
+  const [list, jobs, incidents, health] = await Promise.all([
+    api('GET', '/api/approvals'),
+    api('GET', '/api/jobs').catch(() => ({ failed: [] })),
+    api('GET', '/api/events?kind=incident.&limit=1'),
+    api('GET', '/api/health').catch(() => ({})),
+  ]);
+  const incident = (incidents.events || [])[0];
+  const failed = jobs.failed || [];
   paint(
-    incident && incident.kind === 'incident.reported' ? el('div', { class: 'card incident' }, incident.payload.message) : null,
-    health.telegram && health.telegram.down ? el('div', { class: 'card incident' }, 'Telegram refused the bot token, so your phone gets nothing: set a new one with `buddi telegram setup`.') : null,
-    el('h2', {}, 'Needs you'),
-    list.length ? list.map(a => approvalCard(a)) : el('p', { class: 'muted' }, 'No approvals are waiting.'),
-    el('h2', {}, 'Failed jobs'),
-    (jobs.failed || []).length ? (jobs.failed || []).map(j => el('div', { class: 'card' },
-      el('div', {}, el('strong', {}, j.kind), ' ', el('span', { class: 'muted' }, `#${j.id} · ${j.attempts} attempts`)),
-      el('pre', {}, j.error),
-      el('button', { class: 'primary', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'), ' ',
-      el('button', { onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss')))
-      : el('p', { class: 'muted' }, 'No failed jobs.'));
+    incident && incident.kind === 'incident.reported' ? h('div', { class: 'card incident' }, (incident.payload || {}).message || incident.detail) : null,
+    health.telegram && health.telegram.down ? h('div', { class: 'card incident' }, 'Telegram refused the bot token, so your phone gets nothing: set a new one with `buddi telegram setup`.') : null,
+    h('h2', {}, 'Needs you'),
+    (list || []).length ? list.map(a => approvalCard(a)) : h('p', { class: 'muted' }, 'No approvals are waiting.'),
+    h('h2', {}, 'Failed jobs'),
+    failed.length ? failed.map(failedJob) : h('p', { class: 'muted' }, 'No failed jobs.'));
 }
 
 // --- Chat ---
@@ -103,10 +116,10 @@ async function drawHome() {
 function toolData(data) {
   if (!data) return null;
   if (data.renderer === 'image' && /^[0-9a-f-]{36}$/.test(data.artifact || '')) {
-    return el('img', { class: 'artifact', src: '/api/artifacts/' + data.artifact, alt: data.title || 'screenshot' });
+    return h('img', { class: 'artifact', src: '/api/artifacts/' + data.artifact, alt: data.title || 'screenshot' });
   }
   if (data.renderer === 'offers' && Array.isArray(data.offers)) {
-    return el('div', { class: 'offers' }, data.offers.map(o => el('button', { onclick: async ev => {
+    return h('div', { class: 'offers' }, data.offers.map(o => h('button', { onclick: async ev => {
       ev.target.disabled = true;
       try { const sent = await api('POST', `/api/offers/${o.id}/take`); if (chat) { chat.conv = sent.conversation.id; watch(sent.run_id); } }
       catch (e) { say(e.message); }
@@ -114,24 +127,40 @@ function toolData(data) {
   }
   if (data.renderer === 'preview' && typeof data.src === 'string') {
     const name = data.src.split('/').filter(Boolean)[2] || '';
-    return el('button', { class: 'primary', onclick: async () => {
+    return h('button', { class: 'primary', onclick: async () => {
       try { const { url } = await api('GET', `/api/preview/developer/${encodeURIComponent(name)}/link`); window.open(url, '_blank', 'noopener'); }
       catch (e) { say(e.message); }
-    } }, 'Open the preview of ' + (data.title || name));
+    } }, words(' ', 'Open the preview of', data.title || name));
   }
   return null;
+}
+
+// toolLine is a tool's answer: its mark, name and content, keyed by its call.
+function toolLine(tool, isError, content, data, callID) {
+  return h('div', { class: 'tool', 'data-result': callID || null }, words(' ', isError ? '✗' : '✓', (tool || 'tool') + ':'), ' ', h('pre', {}, content), toolData(data));
+}
+
+// callLine is a tool call with its arguments, as JSON text, keyed by its id.
+function callLine(name, args, callID) {
+  const text = typeof args === 'string' ? args : args === undefined || args === null ? '' : JSON.stringify(args);
+  return h('div', { class: 'tool', 'data-call': callID || null }, words(' ', '→', name, text));
+}
+
+// drawnOnce says whether the thread already has the element of a call or its result.
+function drawnOnce(thread, attr, id) {
+  return !!id && [...thread.querySelectorAll(`[${attr}]`)].some(e => e.getAttribute(attr) === String(id));
 }
 
 function renderEntry(e) {
   const b = e.body || {};
   switch (e.kind) {
-    case 'user': return el('div', { class: 'msg user' }, b.offer ? `offer: ${b.offer}` : b.text);
-    case 'owner-adds': return el('div', { class: 'msg user' }, b.text);
-    case 'marker': return el('div', { class: 'msg marker' }, 'This turn failed and was not answered.');
-    case 'tool': return el('div', { class: 'tool' }, (b.is_error ? '✗ ' : '✓ ') + b.tool + ': ', el('pre', {}, b.content), toolData(b.data));
+    case 'user': return h('div', { class: 'msg user' }, b.offer ? words(' ', 'offer:', b.offer) : b.text);
+    case 'owner-adds': return h('div', { class: 'msg user' }, b.text);
+    case 'marker': return h('div', { class: 'msg marker' }, 'This turn failed and was not answered.');
+    case 'tool': return toolLine(b.tool, b.is_error, b.content, b.data, b.call_id);
     case 'assistant': return (b.parts || []).map(p => p.type === 'text'
-      ? el('div', { class: 'msg assistant' }, p.text)
-      : el('div', { class: 'tool' }, '→ ' + p.name + ' ' + JSON.stringify(p.args)));
+      ? (typeof p.html === 'string' ? h('div', { class: 'msg assistant md' }, sanitised(p.html)) : h('div', { class: 'msg assistant' }, p.text))
+      : callLine(p.name, p.args, p.id));
   }
   return null;
 }
@@ -140,36 +169,43 @@ async function drawChat(agentId) {
   const paint = painter();
   if (!agentId) {
     const def = agents.find(a => a.default) || agents[0];
-    if (!def) { paint(el('p', {}, 'No agents are loaded.')); return; }
-    location.hash = '#/chat/' + def.id;
+    if (!def) { paint(h('p', {}, 'No agents are loaded.')); return; }
+    location.hash = '#/chat/' + encodeURIComponent(def.id);
     return;
   }
   const agent = agents.find(a => a.id === agentId) || { id: agentId, handle: agentId };
   if (!chat || chat.agent !== agentId) {
     if (chat && chat.socket) chat.socket.close();
     const convs = await api('GET', '/api/conversations?limit=1&agent=' + encodeURIComponent(agentId));
-    chat = { agent: agentId, conv: (convs.conversations[0] || {}).id || '', socket: null, streaming: null, run: '' };
+    chat = { agent: agentId, conv: ((convs.conversations || [])[0] || {}).id || '', socket: null, streaming: null, run: '' };
   }
-  const thread = el('div', { class: 'thread', id: 'thread' });
+  const thread = h('div', { class: 'thread', id: 'thread' });
+  let active = '';
   if (chat.conv) {
-    const got = await api('GET', '/api/conversations/' + chat.conv);
-    thread.append(...got.transcript.map(renderEntry).flat().filter(Boolean));
-    if (got.conversation.active_run) watch(got.conversation.active_run);
-    const pending = (await api('GET', '/api/approvals')).filter(a => a.conversation_id === chat.conv);
-    thread.append(...pending.map(a => approvalCard(a)));
+    const [got, waiting] = await Promise.all([api('GET', '/api/conversations/' + encodeURIComponent(chat.conv)), api('GET', '/api/approvals')]);
+    add(thread, (got.transcript || []).map(renderEntry));
+    for (const a of (waiting || []).filter(a => a.conversation_id === chat.conv)) placeCard(thread, a);
+    active = got.conversation.active_run || '';
+    // The stream's replay of what the transcript already holds is not drawn again: text
+    // streamed before the run's latest committed entry, and calls and results by their ids.
+    const mine = (got.transcript || []).filter(e => e.run_id && e.run_id === active).map(e => new Date(e.created_at).getTime());
+    chat.drawnUntil = { run: active, at: mine.length ? Math.max(...mine) : 0 };
   } else {
-    thread.append(el('p', { class: 'muted' }, `Write to ${agent.handle} to start.`));
+    add(thread, h('p', { class: 'muted' }, `Write to ${agent.handle} to start.`));
   }
-  if (chat.streaming) thread.append(chat.streaming);
+  if (chat.streaming) add(thread, chat.streaming);
   const draft = document.querySelector('form.compose textarea')?.value || '';
-  const input = el('textarea', { name: 'text', placeholder: `Message ${agent.handle}`, 'aria-label': 'Message' });
+  const input = h('textarea', { name: 'text', placeholder: `Message ${agent.handle}`, 'aria-label': 'Message' });
   input.value = draft;
-  const form = el('form', { class: 'compose', onsubmit: ev => { ev.preventDefault(); send(input.value); input.value = ''; } },
-    input, el('button', { class: 'primary', type: 'submit' }, 'Send'),
-    el('button', { type: 'button', id: 'stop', onclick: () => chat.conv && act(() => api('POST', `/api/conversations/${chat.conv}/stop`), 'Stopping') }, 'Stop'));
+  const form = h('form', { class: 'compose', onsubmit: ev => { ev.preventDefault(); send(input.value); input.value = ''; } },
+    input, h('button', { class: 'primary', type: 'submit' }, 'Send'),
+    h('button', { type: 'button', id: 'stop', onclick: () => chat.conv && act(() => api('POST', `/api/conversations/${encodeURIComponent(chat.conv)}/stop`), 'Stopping') }, 'Stop'));
   input.addEventListener('keydown', ev => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
-  paint(el('h2', {}, agent.handle + (agent.available === false ? ' (cannot run: ' + agent.problem + ')' : '')), thread, form);
+  if (!paint(h('h2', {}, agent.available === false ? words(' ', agent.handle, `(cannot run: ${agent.problem || 'unavailable'})`) : agent.handle), thread, form)) return;
   input.focus();
+  // The run's stream is followed once the thread it draws into is on the page; its replay
+  // brings cards the thread already has, which placeCard keeps once.
+  if (active) watch(active);
 }
 
 async function send(text) {
@@ -178,38 +214,49 @@ async function send(text) {
     const sent = await api('POST', '/api/messages', { agent: chat.agent, conversation_id: chat.conv, text, surface: 'dashboard' });
     if (sent.ended) say(sent.ended.carried_over);
     chat.conv = sent.conversation.id;
-    document.getElementById('thread')?.append(el('div', { class: 'msg user' }, text));
+    const thread = document.getElementById('thread');
+    if (thread) add(thread, h('div', { class: 'msg user' }, text));
     watch(sent.run_id);
   } catch (e) { say(e.message); }
 }
 
 // watch follows a run over the conversation's websocket: text streams into one bubble, calls
-// and cards show as they come, and the end re-reads the transcript.
+// and cards show as they come, and the end re-reads the transcript. The thread records the
+// kinds of live events it drew in data-live.
 function watch(runID) {
+  if (!runID) return;
   if (chat.socket && chat.run === runID) return;
   if (chat.socket) chat.socket.close();
   chat.run = runID;
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(`${proto}//${location.host}/api/conversations/${chat.conv}/live?run=${runID}`);
+  const ws = new WebSocket(`${proto}//${location.host}/api/conversations/${encodeURIComponent(chat.conv)}/live?run=${encodeURIComponent(runID)}`);
   chat.socket = ws;
   ws.onmessage = msg => {
     const ev = JSON.parse(msg.data);
     const thread = document.getElementById('thread');
     if (!thread || ev.run_id !== chat.run) return;
+    thread.dataset.live = words(' ', thread.dataset.live || '', ev.type);
     switch (ev.type) {
       case 'text':
-        if (!chat.streaming) { chat.streaming = el('div', { class: 'msg assistant streaming' }); thread.append(chat.streaming); }
-        chat.streaming.textContent += ev.text;
+        if (chat.drawnUntil && chat.drawnUntil.run === ev.run_id && new Date(ev.at).getTime() <= chat.drawnUntil.at) break;
+        if (!chat.streaming) { chat.streaming = h('div', { class: 'msg assistant streaming' }); add(thread, chat.streaming); }
+        chat.streaming.textContent += ev.text || '';
         break;
-      case 'tool.call': chat.streaming = null; thread.append(el('div', { class: 'tool' }, '→ ' + ev.tool + ' ' + (ev.args || ''))); break;
-      case 'tool.result': thread.append(el('div', { class: 'tool' }, (ev.is_error ? '✗ ' : '✓ ') + ev.tool + ': ', el('pre', {}, ev.text), toolData(ev.data))); break;
+      case 'tool.call': chat.streaming = null; if (!drawnOnce(thread, 'data-call', ev.call_id)) add(thread, callLine(ev.tool, ev.args, ev.call_id)); break;
+      case 'tool.result': chat.streaming = null; if (!drawnOnce(thread, 'data-result', ev.call_id)) add(thread, toolLine(ev.tool, ev.is_error, ev.text, ev.data, ev.call_id)); break;
       case 'approval':
+        // The stream replays cards already decided: a card is drawn only while its action
+        // waits (the action is stored before its card is published), and once.
         chat.streaming = null;
-        thread.append(approvalCard({ id: ev.action_id, tool: ev.tool, agent: chat.agent, envelope: { summary: ev.text, preview: ev.preview } }));
+        api('GET', '/api/approvals').then(list => {
+          const a = (list || []).find(a => a.id === ev.action_id);
+          const now = document.getElementById('thread');
+          if (a && now) placeCard(now, a);
+        }).catch(e => say(e.message));
         break;
       case 'run.failed':
         chat.streaming = null;
-        thread.append(el('div', { class: 'msg failed' }, ev.text + (ev.retry ? ' Send it again to retry.' : '')));
+        add(thread, h('div', { class: 'msg failed' }, words(' ', ev.text, ev.retry ? 'Send it again to retry.' : null)));
         ws.close(); chat.socket = null;
         break;
       case 'run.finished':
@@ -220,55 +267,68 @@ function watch(runID) {
   };
 }
 
-// --- Activity: events, jobs and approvals ---
+// --- Activity: a timeline of events, then jobs and approvals ---
+function timelineLine(e) {
+  return h('li', { 'data-kind': e.kind, title: e.kind },
+    h('time', { datetime: e.created_at }, when(e.created_at)),
+    h('span', { class: 'what' }, e.words || e.kind),
+    e.detail ? h('span', { class: 'detail muted' }, e.detail) : null);
+}
+
 async function drawActivity() {
   const paint = painter();
   const [evs, jobs, appr] = await Promise.all([api('GET', '/api/events?limit=100'), api('GET', '/api/jobs?all=1').catch(() => ({ failed: [] })), api('GET', '/api/approvals?state=all')]);
+  const failed = jobs.failed || [];
   paint(
-    el('h2', {}, 'Events'),
-    el('table', {}, el('tr', {}, el('th', {}, 'when'), el('th', {}, 'event'), el('th', {}, 'details')),
-      evs.events.map(e => el('tr', {}, el('td', {}, new Date(e.created_at).toLocaleTimeString()), el('td', {}, e.kind), el('td', { class: 'muted' }, JSON.stringify(e.payload).slice(0, 160))))),
-    el('h2', {}, 'Jobs that failed, by cause'),
-    (jobs.causes || []).length ? (jobs.causes || []).map(c => el('div', { class: 'card' },
-      el('div', {}, el('strong', {}, `${c.jobs.length} failed: `), c.why, c.passed ? ' It has plausibly passed.' : ''),
-      el('table', {}, c.jobs.map(id => (jobs.failed || []).find(j => j.id === id)).filter(Boolean).map(j => el('tr', {},
-        el('td', {}, '#' + j.id), el('td', {}, j.kind), el('td', {}, j.dismissed ? 'dismissed' : j.state),
-        el('td', {}, el('button', { class: c.passed ? 'primary' : '', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'), ' ',
-          j.dismissed ? null : el('button', { onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss')))))))
-      : el('p', { class: 'muted' }, 'None.'),
-    el('h2', {}, 'Approvals'),
-    el('table', {}, appr.map(a => el('tr', {}, el('td', {}, a.tool), el('td', {}, (a.envelope || {}).summary || ''), el('td', {}, a.approval.state)))));
+    h('h2', {}, 'What happened'),
+    (evs.events || []).length ? h('ol', { class: 'timeline' }, evs.events.map(timelineLine)) : h('p', { class: 'muted' }, 'Nothing yet.'),
+    h('h2', {}, 'Jobs that failed, by cause'),
+    (jobs.causes || []).length ? jobs.causes.map(c => h('div', { class: 'card' },
+      h('div', {}, h('strong', {}, `${(c.jobs || []).length} failed: `), c.why, c.passed ? ' It has plausibly passed.' : null),
+      (c.jobs || []).map(id => failed.find(j => j.id === id)).filter(Boolean).map(j => h('div', { class: 'row' },
+        h('span', {}, words(' · ', '#' + j.id, j.kind, j.dismissed ? 'dismissed' : j.state)),
+        h('span', { class: 'buttons' },
+          h('button', { class: c.passed ? 'primary' : null, onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'),
+          j.dismissed ? null : h('button', { onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss'))))))
+      : h('p', { class: 'muted' }, 'None.'),
+    h('h2', {}, 'Approvals'),
+    (appr || []).length ? h('ol', { class: 'timeline' }, appr.map(a => h('li', {},
+      h('span', { class: 'what' }, (a.approval || {}).state || ''),
+      h('span', {}, a.tool),
+      h('span', { class: 'detail muted' }, (a.envelope || {}).summary || ''))))
+      : h('p', { class: 'muted' }, 'None.'));
 }
 
 // --- Settings → Developer ---
 async function drawDeveloper() {
   const paint = painter();
   const d = await api('GET', '/api/developer');
+  const workspaces = d.workspaces || [], processes = d.processes || [], allowed = d.allowed || [], tailnet = d.tailnet || {};
   paint(
-    el('h2', {}, 'Settings → Developer'),
-    el('p', { class: 'sentence' }, d.sentence),
-    el('h2', {}, 'Workspaces'),
-    d.workspaces.length ? el('table', {}, d.workspaces.map(w => el('tr', {}, el('td', {}, w.agent), el('td', {}, w.directory),
-      el('td', {}, el('select', { 'aria-label': 'mode of ' + w.agent, onchange: ev => act(() => api('POST', `/api/developer/agents/${w.agent}/mode`, { mode: ev.target.value }), 'Mode set') },
-        ['ask', 'edit', 'run'].map(m => el('option', { value: m, selected: m === w.mode }, m)))))))
-      : el('p', { class: 'muted' }, 'No agent has a workspace.'),
-    el('h2', {}, 'Running processes'),
-    d.processes.length ? el('div', {}, el('table', {}, d.processes.map(p => el('tr', {}, el('td', {}, p.agent), el('td', {}, p.name), el('td', {}, (p.argv || []).join(' ')), el('td', {}, p.port || ''),
-      el('td', {}, p.port ? toolData({ renderer: 'preview', src: `/preview/developer/${p.name}/`, title: p.name }) : null, ' ',
-        el('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${p.agent}/${p.name}/stop`), 'Stopped ' + p.name) }, 'Stop'))))),
-      el('button', { class: 'danger', onclick: () => act(() => api('POST', '/api/developer/processes/stop-all'), 'Stopped all') }, 'Stop all processes'))
-      : el('p', { class: 'muted' }, 'No process is running.'),
-    el('h2', {}, 'On your tailnet'),
-    el('label', {},
-      el('input', { type: 'checkbox', 'aria-label': 'Tailscale port per process', checked: d.tailnet.previews,
+    h('h2', {}, 'Settings → Developer'),
+    h('p', { class: 'sentence' }, d.sentence),
+    h('h2', {}, 'Workspaces'),
+    workspaces.length ? h('div', { class: 'scroll' }, h('table', {}, workspaces.map(w => h('tr', {}, h('td', {}, w.agent), h('td', {}, w.directory),
+      h('td', {}, h('select', { 'aria-label': 'mode of ' + w.agent, onchange: ev => act(() => api('POST', `/api/developer/agents/${encodeURIComponent(w.agent)}/mode`, { mode: ev.target.value }), 'Mode set') },
+        ['ask', 'edit', 'run'].map(m => h('option', { value: m, selected: m === w.mode }, m))))))))
+      : h('p', { class: 'muted' }, 'No agent has a workspace.'),
+    h('h2', {}, 'Running processes'),
+    processes.length ? h('div', { class: 'scroll' }, h('table', {}, processes.map(p => h('tr', {}, h('td', {}, p.agent), h('td', {}, p.name), h('td', {}, words(' ', p.argv || [])), h('td', {}, p.port || ''),
+      h('td', {}, p.port ? toolData({ renderer: 'preview', src: `/preview/developer/${p.name}/`, title: p.name }) : null, ' ',
+        h('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${encodeURIComponent(p.agent)}/${encodeURIComponent(p.name)}/stop`), 'Stopped ' + p.name) }, 'Stop'))))),
+      h('button', { class: 'danger', onclick: () => act(() => api('POST', '/api/developer/processes/stop-all'), 'Stopped all') }, 'Stop all processes'))
+      : h('p', { class: 'muted' }, 'No process is running.'),
+    h('h2', {}, 'On your tailnet'),
+    h('label', {},
+      h('input', { type: 'checkbox', 'aria-label': 'Tailscale port per process', checked: tailnet.previews,
         onchange: ev => act(() => api('POST', '/api/developer/tailnet', { previews: ev.target.checked }), ev.target.checked ? 'Processes get tailnet ports' : 'Tailnet ports closed') }),
       ' Give each started process its port on the tailnet'),
-    el('p', { class: 'sentence' }, d.tailnet.sentence),
-    d.tailnet.node ? null : el('p', { class: 'muted' }, 'buddi runs without the tailnet now: the switch takes effect once it starts with `buddi serve --tailnet` (or `buddi tailnet on`).'),
-    el('h2', {}, 'Commands you allowed'),
-    d.allowed.length ? el('table', {}, d.allowed.map(c => el('tr', {}, el('td', {}, c.agent), el('td', {}, c.workspace), el('td', {}, el('code', {}, c.command)), el('td', {}, c.prefix ? 'prefix' : 'exact'),
-      el('td', {}, el('button', { onclick: () => act(() => api('POST', `/api/developer/allowed/${c.id}/forget`), 'Forgotten') }, 'Forget')))))
-      : el('p', { class: 'muted' }, 'None yet: an “always” on a card adds one.'));
+    h('p', { class: 'sentence' }, tailnet.sentence),
+    tailnet.node ? null : h('p', { class: 'muted' }, 'buddi runs without the tailnet now: the switch takes effect once it starts with `buddi serve --tailnet` (or `buddi tailnet on`).'),
+    h('h2', {}, 'Commands you allowed'),
+    allowed.length ? h('div', { class: 'scroll' }, h('table', {}, allowed.map(c => h('tr', {}, h('td', {}, c.agent), h('td', {}, c.workspace), h('td', {}, h('code', {}, c.command)), h('td', {}, c.prefix ? 'prefix' : 'exact'),
+      h('td', {}, h('button', { onclick: () => act(() => api('POST', `/api/developer/allowed/${c.id}/forget`), 'Forgotten') }, 'Forget'))))))
+      : h('p', { class: 'muted' }, 'None yet: an “always” on a card adds one.'));
 }
 
 // --- routing and refresh ---
@@ -277,17 +337,19 @@ async function drawDeveloper() {
 let generation = 0;
 function painter() {
   const mine = generation;
-  // Lists are drawn as their items and absent parts (null, false) as nothing: the
-  // DOM's replaceChildren would print "[object HTMLDivElement]" and "null" for them.
+  // paint draws the page with dom.js's fill (lists as their items, absent parts as nothing)
+  // and says whether it did.
   return (...nodes) => {
-    if (mine === generation) main.replaceChildren(...nodes.flat(Infinity).filter(n => n !== null && n !== undefined && n !== false));
+    if (mine !== generation) return false;
+    fill(main, nodes);
+    return true;
   };
 }
 
 async function refresh() {
   generation++;
   const [, page, arg] = (location.hash || '#/home').split('/');
-  current = { page: page || 'home', agent: page === 'chat' ? (arg || '') : '' };
+  current = { page: page || 'home', agent: page === 'chat' ? decodeURIComponent(arg || '') : '' };
   for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.page === current.page);
   await drawRail();
   try {

@@ -4,7 +4,8 @@ package web
 
 import "embed"
 
-// FS holds index.html, app.js and app.css at its root.
+// FS holds index.html, app.js (the pages), dom.js (the one rendering helper) and app.css at
+// its root.
 //
-//go:embed index.html app.js app.css
+//go:embed index.html app.js app.css dom.js
 var FS embed.FS

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
@@ -42,21 +43,64 @@ func browser(t *testing.T) context.Context {
 }
 
 // The dashboard in a real browser: send a message to an agent on the scripted model, see the
-// reply stream in, approve the card in place, see the result; then a screenshot at phone
-// width, kept as a test artifact.
+// reply stream in, reload and see the card once, see the card and a failed job drawn on Home,
+// approve the card in place, see the result rendered from Markdown, dismiss the failed job
+// from Home, read Activity as a timeline; Home, Chat and Activity at 1280 and 390 px wide,
+// with screenshots kept in the test's artifact directory.
 func TestDashboardChatInBrowser(t *testing.T) {
 	model, s, vars := scriptedServe(t)
 	dir := t.TempDir()
 	model.Script(
 		pt.Reply{Text: []string{"Let me ", "set that up."}, InputTokens: 10, OutputTokens: 5,
 			ToolCalls: []pt.ToolCall{{ID: "toolu_1", Name: provider.WireToolName("developer.workspace"), Args: `{"directory":"` + dir + `"}`}}},
-		pt.Text("Your workspace ", "is ready."),
+		pt.Text("Your workspace ", "is **ready**:\n\n- `src`\n- [docs](javascript:alert(1))\n\n<img src=x onerror=alert(1)>"),
 	)
 	ctx := browser(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
 	type css = chromedp.CSS
 	threadHas := func(text string) chromedp.Action[bool] {
 		return chromedp.Poll[bool](fmt.Sprintf(`(document.querySelector('#thread')||{innerText:''}).innerText.includes(%q)`, text), chromedp.WithPollingTimeout(time.Minute))
+	}
+	eval := func(js string) string {
+		t.Helper()
+		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return out
+	}
+	poll := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
+			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
+		}
+	}
+	goTo := func(hash string) { t.Helper(); eval(`location.hash = '` + hash + `'`) }
+	// shoot keeps a screenshot of the page at width and checks nothing runs off its side.
+	shoot := func(name string, width int64) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, width), chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > %d).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('\n')`, width)))
+			t.Fatalf("%s runs off a page %d px wide: %v\n%s", name, width, err, wide)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		if err != nil || len(png) < 1000 {
+			t.Fatalf("screenshot %s: %d bytes, %v", name, len(png), err)
+		}
+		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%d.png", name, width)), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// drawn says the page prints no value it should have drawn.
+	drawn := func(where string) {
+		t.Helper()
+		if page := eval(`document.querySelector('main').innerText`); strings.Contains(page, "[object") || strings.Contains(page, "null") || strings.Contains(page, "undefined") {
+			t.Errorf("%s prints what it should draw:\n%s", where, page)
+		}
 	}
 	// Loopback is no credential: before signing in, the browser gets the sign-in page.
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
@@ -68,6 +112,9 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	var link struct{ URL string }
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
 		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
 	}
 	steps := []struct {
 		name string
@@ -89,25 +136,50 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	if _, err := chromedp.Run(ctx, threadHas("Let me set that up.")); err != nil {
 		t.Fatalf("the streamed reply: %v", err)
 	}
+	checkRenderHelper(t, ctx)
+
+	// A reload draws the card once: the transcript, the waiting approvals and the live
+	// stream's replay all bring it, keyed by its action.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	poll("the replayed card after a reload", `(document.querySelector('#thread')||{dataset:{}}).dataset.live?.includes('approval')`)
+	if n := eval(`String(document.querySelectorAll('#thread [data-action]').length) + ' ' + String(document.querySelector('#thread').innerText.split('Let me set that up.').length - 1)`); n != "1 1" {
+		t.Fatalf("after a reload, the cards and the streamed reply are drawn %s times:\n%s", n, eval(`document.querySelector('#thread').innerText`))
+	}
+
+	// A failed job, as the queue leaves one that used up its attempts.
+	dbctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(dbctx, appDSN(t, s.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(dbctx, `INSERT INTO river.river_job (args, kind, max_attempts, queue, state, attempt, attempted_at, finalized_at, errors)
+		VALUES ('{}', 'mail.triage', 8, 'default', 'discarded', 8, now(), now(),
+		        ARRAY['{"at":"2026-11-29T00:00:00Z","attempt":8,"error":"connection reset by peer"}'::jsonb])`); err != nil {
+		t.Fatal(err)
+	}
+
 	// The rail counts the approval waiting for the owner.
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('#rail .count')].map(e => e.textContent).join() === '1'`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		rail, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#rail').innerHTML`))
 		t.Fatalf("the rail's count: %v\n%s", err, rail)
 	}
-	// Home shows the same card, drawn (not "[object HTMLDivElement]"), with its buttons.
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/home'`)); err != nil {
+	shoot("chat-card", 1280)
+	// Home draws the same card and the failed job (not "[object HTMLDivElement]"), with their
+	// buttons.
+	goTo("#/home")
+	poll("Home shows the waiting card and the failed job", `!document.querySelector('#thread') && !!document.querySelector('main .approval button.primary') && document.querySelector('main').innerText.includes('connection reset by peer') && !!document.querySelector('main .job button')`)
+	drawn("Home")
+	shoot("home", 1280)
+	shoot("home", 390)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('#thread') && !!document.querySelector('main .approval button.primary')`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
-		t.Fatalf("Home does not show the waiting card (%v):\n%s", err, page)
-	}
-	if page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`)); strings.Contains(page, "[object") || strings.Contains(page, "null") {
-		t.Errorf("Home prints what it should draw:\n%s", page)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/chat/developer'`)); err != nil {
-		t.Fatal(err)
-	}
+
+	goTo("#/chat/developer")
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#thread .approval button.primary`))); err != nil {
 		t.Fatal(err)
 	}
@@ -118,37 +190,40 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(css(`#thread .approval button.primary`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, threadHas("Your workspace is ready.")); err != nil {
-		text, _ := chromedp.Run(ctx, chromedp.Text(css(`#thread`)))
-		t.Fatalf("after approving: %v\n%s\nserve log:\n%s", err, text, s.log.String())
+	// The answer is drawn from its Markdown, rendered and sanitised on the server.
+	poll("the answer, rendered", `!!document.querySelector('#thread .msg.assistant strong') && document.querySelector('#thread').innerText.includes('Your workspace is ready')`)
+	if got := eval(`document.querySelector('#thread').innerText`); strings.Contains(got, "**") || strings.Contains(got, "[docs]") {
+		t.Errorf("the answer shows its Markdown:\n%s", got)
 	}
-	// Home shows nothing waiting any more.
+	if bad := eval(`[...document.querySelectorAll('#thread a, #thread img, #thread [onerror]')].map(e => e.outerHTML).filter(h => /javascript:|onerror|<img/i.test(h)).join()`); bad != "" {
+		t.Errorf("the answer keeps what it should not: %s", bad)
+	}
+	drawn("Chat")
+	shoot("chat", 1280)
+	shoot("chat", 390)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Home shows nothing waiting any more; the failed job is dismissed from there.
 	// (In-page routes change the hash: a Navigate would wait for a load that never comes.)
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/home'`)); err != nil {
+	goTo("#/home")
+	poll("Home without the card", `document.querySelector('main').innerText.includes('No approvals are waiting.') && !!document.querySelector('main .job button.dismiss')`)
+	if err := chromedp.Do(ctx, chromedp.Click(css(`main .job button.dismiss`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('main').innerText.includes('No approvals are waiting.')`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("home: %v", err)
+	poll("Home after dismissing", `document.querySelector('main').innerText.includes('No failed jobs.')`)
+
+	// Activity is a timeline in words, one line per event, that fits a phone.
+	goTo("#/activity")
+	poll("Activity's timeline", `document.querySelectorAll('main .timeline li').length > 3 && document.querySelector('main .timeline').innerText.includes('you approved')`)
+	if got := eval(`document.querySelector('main .timeline').innerText`); strings.Contains(got, `{"`) || strings.Contains(got, `"run_id"`) {
+		t.Errorf("Activity shows raw JSON:\n%s", got)
 	}
-	// A screenshot of the chat at phone width.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/chat/developer'`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, threadHas("Your workspace is ready.")); err != nil {
-		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
-		t.Fatalf("the chat again: %v\n%s", err, page)
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	if len(png) < 1000 {
-		t.Fatalf("a screenshot of %d bytes", len(png))
-	}
-	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "dashboard-phone.png"), png, 0o644); err != nil {
+	drawn("Activity")
+	shoot("activity", 1280)
+	shoot("activity", 390)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -286,5 +361,44 @@ func typeInto(sel chromedp.CSS, text string) chromedp.Action[chromedp.Void] {
 			}
 		}
 		return chromedp.Void{}, err
+	}
+}
+
+// checkRenderHelper runs web/dom.js's helper in the page: lists are drawn as their items,
+// absent parts as nothing, strings as text (never markup), the server's sanitised HTML as
+// HTML, and a value that is neither a node nor text is refused instead of printed.
+func checkRenderHelper(t *testing.T, ctx context.Context) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`import('/dom.js').then(({h, words, sanitised, fill}) => {
+		const out = {};
+		out.flat = h('div', {class: ['a', null, '', 'b'], title: null, hidden: false, 'data-x': 0},
+			['x', null, [h('span', {}, 1), undefined, false], 0], '<b>t</b>').outerHTML;
+		out.words = words(' · ', null, 'agent', undefined, ['', 'tool'], false);
+		out.sanitised = h('div', {}, sanitised('<p><strong>x</strong></p>')).innerHTML;
+		const box = h('div', {}, 'old');
+		fill(box, [h('i', {}, 'a'), null], [[h('i', {}, 'b')]], null);
+		out.fill = box.innerHTML;
+		const refuse = f => { try { f(); return 'drawn'; } catch (e) { return e instanceof TypeError ? 'refused' : String(e); } };
+		out.object = refuse(() => h('div', {}, {a: 1}));
+		out.promise = refuse(() => fill(box, Promise.resolve(1)));
+		out.attr = refuse(() => h('div', {title: {}}));
+		out.handler = refuse(() => h('button', {onclick: 'alert(1)'}));
+		out.wordsObject = refuse(() => words(' ', {}));
+		return out;
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("the render helper: %v", err)
+	}
+	want := map[string]string{
+		"flat":      `<div class="a b" data-x="0">x<span>1</span>0&lt;b&gt;t&lt;/b&gt;</div>`,
+		"words":     "agent · tool",
+		"sanitised": "<p><strong>x</strong></p>",
+		"fill":      "<i>a</i><i>b</i>",
+		"object":    "refused", "promise": "refused", "attr": "refused", "handler": "refused", "wordsObject": "refused",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("render helper %s = %q, want %q", k, got[k], w)
+		}
 	}
 }
