@@ -625,6 +625,10 @@ const (
 	IncidentReported Kind = "incident.reported"
 	// IncidentClosed is written when no job has died for the incident gap.
 	IncidentClosed Kind = "incident.closed"
+
+	// OwnerNotified is written by notifyOwner (core/notify) with the row of what buddi told
+	// the owner unasked, where it went, in the transaction that writes the row.
+	OwnerNotified Kind = "owner.notified"
 )
 
 // BuddiStartedPayload describes the serving buddi.
@@ -672,4 +676,12 @@ type IncidentReportedPayload struct {
 // IncidentClosedPayload closes an incident.
 type IncidentClosedPayload struct {
 	After string `json:"after"` // the quiet gap that closed it, as a Go duration
+}
+
+// OwnerNotifiedPayload is a notification to the owner and where it was routed.
+type OwnerNotifiedPayload struct {
+	ID      int64    `json:"id"`      // the core.owner_notifications row
+	Kind    string   `json:"kind"`    // what it is about (mission.report, incident, …)
+	Urgency string   `json:"urgency"` // urgent, normal or info
+	Routes  []string `json:"routes"`  // where it goes: dashboard, telegram, digest
 }

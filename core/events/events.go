@@ -109,4 +109,5 @@ var Payloads = map[Kind]any{
 	IncidentOpened:      IncidentOpenedPayload{},
 	IncidentReported:    IncidentReportedPayload{},
 	IncidentClosed:      IncidentClosedPayload{},
+	OwnerNotified:       OwnerNotifiedPayload{},
 }

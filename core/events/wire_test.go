@@ -95,6 +95,7 @@ var wire = map[Kind]string{
 	IncidentOpened:      "first_death jobs",
 	IncidentReported:    "message jobs lost",
 	IncidentClosed:      "after",
+	OwnerNotified:       "id kind urgency routes",
 }
 
 // TestWireNamesAreTheStoredOnes fails when a payload, every field filled, writes other JSON
