@@ -87,7 +87,7 @@ func TestDashboardChatInBrowser(t *testing.T) {
 			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > %d).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('\n')`, width)))
 			t.Fatalf("%s runs off a page %d px wide: %v\n%s", name, width, err, wide)
 		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil || len(png) < 1000 {
 			t.Fatalf("screenshot %s: %d bytes, %v", name, len(png), err)
 		}
