@@ -309,13 +309,13 @@ async function drawDeveloper() {
     h('p', { class: 'sentence' }, d.sentence),
     h('h2', {}, 'Workspaces'),
     workspaces.length ? h('div', { class: 'scroll' }, h('table', {}, workspaces.map(w => h('tr', {}, h('td', {}, w.agent), h('td', {}, w.directory),
-      h('td', {}, h('select', { 'aria-label': 'mode of ' + w.agent, onchange: ev => act(() => api('POST', `/api/developer/agents/${encodeURIComponent(w.agent)}/mode`, { mode: ev.target.value }), 'Mode set') },
+      h('td', {}, h('select', { 'aria-label': words(' ', 'mode of', w.agent), onchange: ev => act(() => api('POST', `/api/developer/agents/${encodeURIComponent(w.agent)}/mode`, { mode: ev.target.value }), 'Mode set') },
         ['ask', 'edit', 'run'].map(m => h('option', { value: m, selected: m === w.mode }, m))))))))
       : h('p', { class: 'muted' }, 'No agent has a workspace.'),
     h('h2', {}, 'Running processes'),
     processes.length ? h('div', { class: 'scroll' }, h('table', {}, processes.map(p => h('tr', {}, h('td', {}, p.agent), h('td', {}, p.name), h('td', {}, words(' ', p.argv || [])), h('td', {}, p.port || ''),
       h('td', {}, p.port ? toolData({ renderer: 'preview', src: `/preview/developer/${p.name}/`, title: p.name }) : null, ' ',
-        h('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${encodeURIComponent(p.agent)}/${encodeURIComponent(p.name)}/stop`), 'Stopped ' + p.name) }, 'Stop'))))),
+        h('button', { onclick: () => act(() => api('POST', `/api/developer/processes/${encodeURIComponent(p.agent)}/${encodeURIComponent(p.name)}/stop`), words(' ', 'Stopped', p.name)) }, 'Stop'))))),
       h('button', { class: 'danger', onclick: () => act(() => api('POST', '/api/developer/processes/stop-all'), 'Stopped all') }, 'Stop all processes'))
       : h('p', { class: 'muted' }, 'No process is running.'),
     h('h2', {}, 'On your tailnet'),
@@ -349,7 +349,9 @@ function painter() {
 async function refresh() {
   generation++;
   const [, page, arg] = (location.hash || '#/home').split('/');
-  current = { page: page || 'home', agent: page === 'chat' ? decodeURIComponent(arg || '') : '' };
+  let agent = '';
+  try { agent = page === 'chat' ? decodeURIComponent(arg || '') : ''; } catch { /* a malformed address: no agent */ }
+  current = { page: page || 'home', agent };
   for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.page === current.page);
   await drawRail();
   try {

@@ -59,6 +59,10 @@ var detailFields = []string{
 	"restarts", "attempts", "output_tokens",
 }
 
+// quietFields are fields left off the line for a kind: the policy's trace of a proposed action
+// is for the record, its summary says what it is.
+var quietFields = map[string]map[string]bool{"action.proposed": {"reason": true}}
+
 // describe tells one event in words and its detail in at most about 200 characters.
 func describe(e eventlog.Event) timelineEvent {
 	kind := string(e.Kind)
@@ -71,7 +75,7 @@ func describe(e eventlog.Event) timelineEvent {
 	var parts []string
 	for _, f := range detailFields {
 		v, ok := payload[f]
-		if !ok {
+		if !ok || quietFields[kind][f] {
 			continue
 		}
 		var s string

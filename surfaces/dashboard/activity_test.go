@@ -29,3 +29,11 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// A proposed action is told by its summary; the permission engine's trace stays in the record.
+func TestDescribeProposedAction(t *testing.T) {
+	got := describe(eventlog.Event{Kind: events.ActionProposed, Payload: json.RawMessage(`{"action_id":"a","tool":"developer.workspace","agent":"developer","summary":"Make /x the workspace","reason":"declared session; TierFor chose gated"}`)})
+	if got.Detail != "developer · developer.workspace · Make /x the workspace" {
+		t.Errorf("detail = %q", got.Detail)
+	}
+}
