@@ -26,13 +26,14 @@ import (
 // Without the installation's seal key the developer plugin honours no workspace, mode or
 // remembered command: these manifests serve for their schemas, specs and sentinels' names.
 func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
-	return ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits, seal.Key{}, nil)
+	return ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits, seal.Key{}, nil, nil)
 }
 
 // ServeManifests are the Manifests as buddi serve runs them: with the preview server behind
 // developer.preview, headless Chromium behind developer.screenshot, core's artifact store,
-// and the seal key the developer plugin's records are checked under (refusals logged to log).
-func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server, reminders scheduler.ReminderLimits, key seal.Key, log *slog.Logger) []plugins.Manifest {
+// the seal key the developer plugin's records are checked under (refusals logged to log), and
+// the mission tools telling the owner through tell (notifyOwner).
+func ServeManifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost, previews *preview.Server, reminders scheduler.ReminderLimits, key seal.Key, tell scheduler.Tell, log *slog.Logger) []plugins.Manifest {
 	deps := developer.Deps{Pool: pool, DataDir: home, Processes: processes, Seal: key, Log: log}
 	if previews != nil {
 		deps.Previews = previewChecker{previews}
@@ -42,7 +43,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 	return []plugins.Manifest{
 		developer.Manifest(deps),
 		run.Manifest(pool),
-		scheduler.ManifestMuting(pool, (&sentinels.Engine{Pool: pool}).AllMuted),
+		scheduler.ManifestTelling(pool, (&sentinels.Engine{Pool: pool}).AllMuted, tell),
 		scheduler.ScheduleManifest(pool),
 		scheduler.ReminderManifest(pool, reminders),
 	}

@@ -190,7 +190,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
-	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, log)
+	presence := &dashboard.Presence{}
+	owner := tell(notifier(src.Pool, secrets, scrub, sealKey, presence, log), log)
+	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log)
 	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
@@ -254,7 +256,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			if m.Interactive {
 				return
 			}
-			state, err := scheduler.Finished(ctx, src.Pool, m.RunID, last())
+			state, err := scheduler.Finished(ctx, src.Pool, m.RunID, m.Agent, last(), owner)
 			if err != nil {
 				log.Warn("settle a mission's occurrence", "run", m.RunID, "err", err)
 			} else if state == "silent" {
@@ -265,7 +267,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	// Each package registers its own workers; the root only names the parts.
 	register, periodic := queue.Wire(watch, exec, runner,
 		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},
-		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg) }})
+		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg); incidentTeller(owner)(msg) }})
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: register, Periodic: periodic, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
@@ -278,7 +280,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
 	w := &wired{cfg: cfg, log: log, src: src, seal: sealKey, secrets: secrets, scrub: scrub, reg: reg, insert: insert,
 		hub: hub, convs: convs, catalog: catalog, runner: runner, tree: tree, devStore: devStore, procs: procs,
-		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, health: h, cliToken: cliToken, node: node}
+		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, health: h, cliToken: cliToken, node: node, presence: presence}
 	services := supervisor.Services{
 		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(w.dashboardDeps()) }),
 		Preview:   dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),

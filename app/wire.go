@@ -39,6 +39,7 @@ type wired struct {
 	scrub       *redact.Live
 	reg         *registry.Registry
 	insert      executor.Inserter
+	presence    *dashboard.Presence // the dashboard pages open now: notifyOwner's presence
 	hub         *live.Hub
 	convs       *conversation.Store
 	catalog     func() (*agents.Catalog, error)
@@ -88,7 +89,7 @@ func recoverAtStart(ctx context.Context, pool *pgxpool.Pool, runner *run.Runner,
 // dashboardDeps are the dashboard's parts; the tailnet's dashboard is the same with its gate.
 func (w *wired) dashboardDeps() dashboard.Deps {
 	h, runner, convs, tree, src, log := w.health, w.runner, w.convs, w.tree, w.src, w.log
-	return dashboard.Deps{Health: h.Report, Pool: src.Pool, Queue: run.JobQueue{Inserter: w.insert}, Tools: w.reg, Log: log,
+	return dashboard.Deps{Health: h.Report, Pool: src.Pool, Queue: run.JobQueue{Inserter: w.insert}, Presence: w.presence, Tools: w.reg, Log: log,
 		Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: w.catalog, Live: w.hub,
 			Available: func(ctx context.Context, agent string) (bool, string) {
 				p, err := run.Check(ctx, runner.Accounts, w.secrets, agent)

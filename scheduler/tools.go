@@ -13,6 +13,7 @@ import (
 
 	"buddi/core/eventlog"
 	"buddi/core/events"
+	"buddi/core/notify"
 	"buddi/plugins"
 )
 
@@ -27,14 +28,32 @@ func Manifest(pool *pgxpool.Pool) plugins.Manifest {
 // reports whether the run carried only findings the owner has muted since (a sentinel's
 // wake); such a report is not delivered (silent, reason muted).
 func ManifestMuting(pool *pgxpool.Pool, muted func(ctx context.Context, runID string) (bool, error)) plugins.Manifest {
+	return ManifestTelling(pool, muted, nil)
+}
+
+// Tell is notifyOwner as the mission tools call it: a delivered report, and the "Still
+// useful?" question, reach the owner through it.
+type Tell func(ctx context.Context, n notify.Notice)
+
+// ManifestTelling is ManifestMuting whose delivered reports and "Still useful?" questions
+// are told to the owner through tell (nil tells no one: the events only).
+func ManifestTelling(pool *pgxpool.Pool, muted func(ctx context.Context, runID string) (bool, error), tell Tell) plugins.Manifest {
 	return plugins.Manifest{Name: "mission", Version: "1", Description: "How a mission's run reports, or stays silent.",
-		Tools: []plugins.Tool{decideTool{pool: pool, report: true, muted: muted}, decideTool{pool: pool, muted: muted}}}
+		Tools: []plugins.Tool{decideTool{pool: pool, report: true, muted: muted, tell: tell}, decideTool{pool: pool, muted: muted, tell: tell}}}
 }
 
 type decideTool struct {
 	pool   *pgxpool.Pool
 	report bool
 	muted  func(ctx context.Context, runID string) (bool, error)
+	tell   Tell
+}
+
+// told tells the owner n, when there is anyone to tell.
+func (t decideTool) told(ctx context.Context, n notify.Notice) {
+	if t.tell != nil {
+		t.tell(ctx, n)
+	}
 }
 
 func (t decideTool) Spec() plugins.Spec {
@@ -66,7 +85,7 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 				return plugins.Result{}, err
 			}
 			if muted {
-				if _, err := settle(ctx, t.pool, call.RunID, "silent", "muted", ""); err != nil {
+				if _, _, err := settle(ctx, t.pool, call.RunID, "silent", "muted", ""); err != nil {
 					return plugins.Result{}, err
 				}
 				_, err := eventlog.Append(ctx, t.pool, events.MissionSilent, call.ConversationID, events.MissionSilentPayload{RunID: call.RunID, Reason: "muted"})
@@ -77,9 +96,13 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	if reason == "" {
 		reason = "nothing needed the owner"
 	}
-	ok, err := settle(ctx, t.pool, call.RunID, state, reason, text)
+	ok, still, err := settle(ctx, t.pool, call.RunID, state, reason, text)
 	if err != nil {
 		return plugins.Result{}, err
+	}
+	if still != nil {
+		t.told(ctx, notify.Notice{Key: fmt.Sprintf("mission.still_useful:%d:%s", still.MissionID, call.RunID), Kind: string(events.MissionStillUseful),
+			Title: "Still useful?", Body: still.OwnerLine, Link: "#/missions"})
 	}
 	if !ok {
 		var settled bool
@@ -98,6 +121,8 @@ func (t decideTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 		}
 	}
 	if t.report {
+		t.told(ctx, notify.Notice{Key: "mission.report:" + call.RunID, Kind: string(events.MissionReported),
+			Title: "A report from " + call.Agent, Body: text, ConversationID: call.ConversationID})
 		return plugins.Result{Text: "Delivered to the owner."}, nil
 	}
 	return plugins.Result{Text: "Noted: nothing is sent."}, nil
@@ -108,9 +133,10 @@ const StillUsefulAfter = 48
 
 // settle ends the running occurrence of run as state, with an event; false when the run has
 // none running.
-func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, report string) (bool, error) {
-	var ok bool
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+// still is the "Still useful?" question the settling raised, nil when none.
+func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, report string) (ok bool, still *events.MissionStillUsefulPayload, err error) {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		ok, still = false, nil
 		var occ, mission int64
 		err := tx.QueryRow(ctx, `UPDATE core.occurrences SET state = $2, reason = $3, updated_at = now()
 			WHERE run_id = $1 AND run_id <> '' AND state = 'running' RETURNING id, mission_id`, runID, state, reason).Scan(&occ, &mission)
@@ -128,8 +154,9 @@ func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, repor
 			return err
 		}
 		if quiet == StillUsefulAfter {
-			if _, err := eventlog.Append(ctx, tx, events.MissionStillUseful, "", events.MissionStillUsefulPayload{MissionID: mission, QuietRuns: quiet,
-				OwnerLine: fmt.Sprintf("Still useful? Mission %d has had nothing to say %d times in a row: keep or stop it (buddi missions disable %d).", mission, quiet, mission)}); err != nil {
+			still = &events.MissionStillUsefulPayload{MissionID: mission, QuietRuns: quiet,
+				OwnerLine: fmt.Sprintf("Still useful? Mission %d has had nothing to say %d times in a row: keep or stop it (buddi missions disable %d).", mission, quiet, mission)}
+			if _, err := eventlog.Append(ctx, tx, events.MissionStillUseful, "", *still); err != nil {
 				return err
 			}
 		}
@@ -148,14 +175,14 @@ func settle(ctx context.Context, pool *pgxpool.Pool, runID, state, reason, repor
 			MissionID: mission, OccurrenceID: occ, RunID: runID, Reason: reason})
 		return err
 	})
-	return ok, err
+	return ok, still, err
 }
 
-// Finished settles a mission run that ended without deciding: silent with reason
+// Finished settles a mission run of agent that ended without deciding: silent with reason
 // no-decision (and a warning in the log), or, when the owner opted in to every answer,
-// delivered with its last words. It returns the state it set ("" when there was nothing to
+// delivered with its last words (told to the owner through tell, as a "Still useful?" is). It returns the state it set ("" when there was nothing to
 // settle).
-func Finished(ctx context.Context, pool *pgxpool.Pool, runID, lastText string) (string, error) {
+func Finished(ctx context.Context, pool *pgxpool.Pool, runID, agent, lastText string, tell Tell) (string, error) {
 	var always bool
 	err := pool.QueryRow(ctx, `SELECT m.always_deliver FROM core.occurrences o JOIN core.missions m ON m.id = o.mission_id
 		WHERE o.run_id = $1 AND o.run_id <> '' AND o.state = 'running'`, runID).Scan(&always)
@@ -169,8 +196,17 @@ func Finished(ctx context.Context, pool *pgxpool.Pool, runID, lastText string) (
 	if always {
 		state, reason = "delivered", "always delivered"
 	}
-	if _, err := settle(ctx, pool, runID, state, reason, lastText); err != nil {
+	ok, still, err := settle(ctx, pool, runID, state, reason, lastText)
+	if err != nil {
 		return "", err
+	}
+	t := decideTool{tell: tell}
+	if still != nil {
+		t.told(ctx, notify.Notice{Key: fmt.Sprintf("mission.still_useful:%d:%s", still.MissionID, runID), Kind: string(events.MissionStillUseful),
+			Title: "Still useful?", Body: still.OwnerLine, Link: "#/missions"})
+	}
+	if ok && state == "delivered" {
+		t.told(ctx, notify.Notice{Key: "mission.report:" + runID, Kind: string(events.MissionReported), Title: "A report from " + agent, Body: lastText})
 	}
 	return state, nil
 }

@@ -56,12 +56,15 @@ func env(t testing.TB, extra ...string) (home string, port int, vars []string) {
 	home = filepath.Join(t.TempDir(), "home")
 	port = freeTestPort(t)
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "BUDDI_") || k == "DATABASE_URL" {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "BUDDI_") || k == "DATABASE_URL" || k == "XDG_CONFIG_HOME" {
 			continue
 		}
 		vars = append(vars, kv)
 	}
-	vars = append(vars, "BUDDI_HOME="+home, "BUDDI_WEB_PORT="+strconv.Itoa(port))
+	// The vault key is never the machine's own: no keychain, and a config directory of the
+	// test's (a key file another test made there is not this one's).
+	vars = append(vars, "BUDDI_HOME="+home, "BUDDI_WEB_PORT="+strconv.Itoa(port),
+		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(home), "config"), "BUDDI_KEYCHAIN=off")
 	return home, port, append(vars, extra...)
 }
 

@@ -295,6 +295,10 @@ func (s *Server) liveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
+	if p := s.deps.Presence; p != nil { // a page is open: the owner is here
+		p.open.Add(1)
+		defer p.open.Add(-1)
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go func() {

@@ -46,6 +46,9 @@ type Deps struct {
 	Health HealthFunc
 	// Pool is the application's database pool.
 	Pool *pgxpool.Pool
+	// Presence, when set, counts the dashboard pages open now (their live channel): it is how
+	// notifyOwner knows whether the owner is here. One Presence serves every listener.
+	Presence *Presence
 	// Queue enqueues the execution of an approved action, and the resumption of the run that
 	// waited on one decided against.
 	Queue executor.Queue
@@ -136,6 +139,8 @@ func NewServer(deps Deps) *Server {
 	}
 	s.handle("GET /api/events", s.listEvents)
 	s.handle("GET /api/live", s.liveEvents)
+	s.handle("GET /api/notifications", s.listNotifications)
+	s.write("POST /api/notifications/{id}/seen", s.seenNotification)
 	if deps.Jobs != nil {
 		s.handle("GET /api/jobs", s.listJobs)
 		s.write("POST /api/jobs/{id}/retry", s.retryJob)
