@@ -23,6 +23,7 @@ import (
 	"buddi/core/eventlog"
 	"buddi/core/events"
 	"buddi/core/executor"
+	"buddi/core/notify"
 	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/core/seal"
@@ -191,7 +192,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	presence := &dashboard.Presence{}
-	owner := tell(notifier(src.Pool, secrets, scrub, sealKey, presence, log), log)
+	notices := notifier(src.Pool, secrets, scrub, sealKey, presence, log)
+	owner := tell(notices, log)
 	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log)
 	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
@@ -267,7 +269,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	// Each package registers its own workers; the root only names the parts.
 	register, periodic := queue.Wire(watch, exec, runner,
 		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},
-		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg); incidentTeller(owner)(msg) }})
+		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg); incidentTeller(owner)(msg) }},
+		notify.UnknownWatch{Notifier: notices})
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: register, Periodic: periodic, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
