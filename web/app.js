@@ -91,15 +91,27 @@ function failedJob(j) {
       j.dismissed ? null : h('button', { class: 'dismiss', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss')));
 }
 
+// arrived is one thing buddi told the owner unasked (notifyOwner's row): marked seen once
+// drawn on Home, so the phone's copy and this one agree.
+function arrived(n) {
+  if (!n.seen_at) api('POST', `/api/notifications/${n.id}/seen`).catch(() => {});
+  return h('div', { class: words(' ', 'card notice', n.urgency, n.seen_at ? 'seen' : null), 'data-notice': n.id },
+    h('div', {}, h('strong', {}, n.title), ' ', h('span', { class: 'muted' }, when(n.created_at))),
+    n.body ? h('p', {}, n.body) : null,
+    n.link ? h('a', { href: n.link }, 'Open') : null);
+}
+
 // --- Home: what needs the owner ---
 async function drawHome() {
   const paint = painter();
-  const [list, jobs, incidents, health] = await Promise.all([
+  const [list, jobs, incidents, health, notices] = await Promise.all([
     api('GET', '/api/approvals'),
     api('GET', '/api/jobs').catch(() => ({ failed: [] })),
     api('GET', '/api/events?kind=incident.&limit=1'),
     api('GET', '/api/health').catch(() => ({})),
+    api('GET', '/api/notifications?limit=20').catch(() => ({ notifications: [] })),
   ]);
+  const told = notices.notifications || [];
   const incident = (incidents.events || [])[0];
   const failed = jobs.failed || [];
   paint(
@@ -108,7 +120,9 @@ async function drawHome() {
     h('h2', {}, 'Needs you'),
     (list || []).length ? list.map(a => approvalCard(a)) : h('p', { class: 'muted' }, 'No approvals are waiting.'),
     h('h2', {}, 'Failed jobs'),
-    failed.length ? failed.map(failedJob) : h('p', { class: 'muted' }, 'No failed jobs.'));
+    failed.length ? failed.map(failedJob) : h('p', { class: 'muted' }, 'No failed jobs.'),
+    h('h2', {}, 'What arrived'),
+    told.length ? told.map(arrived) : h('p', { class: 'muted' }, 'Nothing has arrived yet: mission reports, reminders and alerts show here.'));
 }
 
 // --- Chat ---
@@ -253,6 +267,13 @@ function watch(runID) {
           const now = document.getElementById('thread');
           if (a && now) placeCard(now, a);
         }).catch(e => say(e.message));
+        break;
+      case 'run.waiting': // the provider asked buddi to wait: say so, and until when
+        add(thread, h('div', { class: 'msg waiting muted' }, ev.text));
+        break;
+      case 'run.retrying': // the attempt broke off: what it streamed is void
+        if (chat.streaming) { chat.streaming.remove(); chat.streaming = null; }
+        add(thread, h('div', { class: 'msg waiting muted' }, ev.text));
         break;
       case 'run.failed':
         chat.streaming = null;

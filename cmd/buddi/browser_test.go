@@ -214,6 +214,19 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	}
 	poll("Home after dismissing", `document.querySelector('main').innerText.includes('No failed jobs.')`)
 
+	// A mission's report arrives while Home is open (the row and event notifyOwner writes):
+	// it is drawn under What arrived without a reload, and marked seen.
+	if _, err := conn.Exec(dbctx, `WITH n AS (INSERT INTO core.owner_notifications (key, kind, urgency, title, body, routes)
+		VALUES ('mission.report:browser', 'mission.reported', 'normal', 'A report from developer', 'The nightly build is green.', '{dashboard}') RETURNING id)
+		INSERT INTO core.events (kind, payload) SELECT 'owner.notified', jsonb_build_object('id', id, 'kind', 'mission.reported', 'urgency', 'normal', 'routes', ARRAY['dashboard']) FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	poll("the report on Home", `!!document.querySelector('main .notice') && document.querySelector('main').innerText.includes('The nightly build is green.')`)
+	waitFor(t, "the report marked seen", 30*time.Second, func() bool {
+		var seen bool
+		return conn.QueryRow(dbctx, `SELECT seen_at IS NOT NULL FROM core.owner_notifications WHERE key = 'mission.report:browser'`).Scan(&seen) == nil && seen
+	})
+
 	// Activity is a timeline in words, one line per event, that fits a phone.
 	goTo("#/activity")
 	poll("Activity's timeline", `document.querySelectorAll('main .timeline li').length > 3 && document.querySelector('main .timeline').innerText.includes('you approved')`)
