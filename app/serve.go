@@ -280,7 +280,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 
 	qstate := &supervisor.QueueState{}
-	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String()}
+	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String(), vault: secrets}
 	w := &wired{cfg: cfg, log: log, src: src, seal: sealKey, secrets: secrets, scrub: scrub, reg: reg, insert: insert,
 		hub: hub, convs: convs, catalog: catalog, runner: runner, tree: tree, devStore: devStore, procs: procs,
 		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, health: h, cliToken: cliToken, node: node, presence: presence}
@@ -343,6 +343,7 @@ type healthSource struct {
 	listener string
 	telegram bool            // a bot token is set: the surface runs
 	tailnet  *tailnetServing // the tailnet node, when it is on
+	vault    vault.Vault     // the vault the agents' keys are read from
 }
 
 // Report builds the health report.
@@ -386,6 +387,7 @@ func (h *healthSource) Report(ctx context.Context) health.Report {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("actor %s is %s", n.Path, n.State))
 		}
 	}
+	rep.Vault = health.VaultOf(h.vault) // a locked vault is the owner's to fix (buddi doctor), not a degraded buddi
 	if h.telegram {
 		rep.Telegram = telegramHealth(ctx, h.src.Pool)
 		if rep.Telegram.Down {

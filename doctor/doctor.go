@@ -13,11 +13,15 @@ import (
 	"strings"
 	"time"
 
+	"buddi/agents"
 	"buddi/config"
 	"buddi/core/eventlog"
 	"buddi/core/events"
+	"buddi/core/vault"
+	"buddi/datadir"
 	"buddi/dbsource"
 	"buddi/health"
+	"buddi/internal/timezone"
 	"buddi/migrations"
 	"buddi/pgcluster"
 	"buddi/queue"
@@ -32,22 +36,36 @@ const (
 	ExitDoFirst = 3 // something must be done first (not set up, nothing to run on)
 )
 
+// Status is how a check came out.
+type Status string
+
+// The statuses of a check. A failure is something the owner must fix (exit 1); a warning is
+// listed, with what to do, and leaves the exit code 0.
+const (
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
+)
+
 // Check is one line of the report.
 type Check struct {
-	// Name is what was checked: "data directory", "listener", "supervision tree",
-	// "database", "migrations" or "queue".
+	// Name is what was checked: "data directory", "listener", "vault", "agent @dev",
+	// "time zone", "telegram", "tailnet", "supervision tree", "database", "migrations",
+	// "queue", "approvals" or "work".
 	Name string `json:"name"`
-	// OK is false for a problem.
-	OK bool `json:"ok"`
-	// Detail is what was found, in one line.
-	Detail string `json:"detail"`
-	// Fix is one sentence on what to do, for a problem.
+	// Status is ok, warn or fail.
+	Status Status `json:"status"`
+	// Sentence is what was found, in one sentence.
+	Sentence string `json:"sentence"`
+	// Fix is one sentence on what to do; empty when the check is ok.
 	Fix string `json:"fix,omitempty"`
+	// Fixed says what `doctor --fix` did about it; empty when it did nothing.
+	Fixed string `json:"fixed,omitempty"`
 }
 
 // Report is everything doctor found.
 type Report struct {
-	// Healthy is true when every check is OK.
+	// Healthy is true when no check failed (warnings may be listed).
 	Healthy bool `json:"healthy"`
 	// ExitCode is the command's exit code: ExitOK, ExitProblem or ExitDoFirst.
 	ExitCode int `json:"exit_code"`
@@ -65,6 +83,9 @@ type Report struct {
 	FailedJobs []FailedJob `json:"failed_jobs,omitempty"`
 	// Serving is the running buddi's health report; nil when none answers.
 	Serving *health.Report `json:"serving,omitempty"`
+	// Agents are the agents and whether each can answer, as the running buddi (else this
+	// command line) sees them.
+	Agents []Agent `json:"agents,omitempty"`
 	// SupervisorEvents are the latest supervisor decisions from the event log.
 	SupervisorEvents []eventlog.Event `json:"supervisor_events,omitempty"`
 }
@@ -80,29 +101,63 @@ type FailedJob struct {
 
 func (r *Report) add(c Check) { r.Checks = append(r.Checks, c) }
 
-// Run examines the installation that cfg describes; schemas are the plugins' migrations,
-// checked beside core's and River's.
-func Run(ctx context.Context, cfg config.Config, schemas ...migrations.Set) *Report {
+func (r *Report) ok(name, sentence string) {
+	r.add(Check{Name: name, Status: OK, Sentence: sentence})
+}
+
+func (r *Report) warn(name, sentence, fix string) {
+	r.add(Check{Name: name, Status: Warn, Sentence: sentence, Fix: fix})
+}
+
+func (r *Report) fail(name, sentence, fix string) {
+	r.add(Check{Name: name, Status: Fail, Sentence: sentence, Fix: fix})
+}
+
+// Options are what Run needs besides the configuration.
+type Options struct {
+	// Schemas are the plugins' migrations, checked beside core's and River's.
+	Schemas []migrations.Set
+	// Zone is the owner's time zone as this machine names it (timezone.Detect()).
+	Zone timezone.Zone
+	// Vault is the vault as this command line opens it; nil when it could not be opened
+	// (VaultErr says why). Asked only when no buddi serves: a running buddi is asked for its own.
+	Vault vault.Vault
+	// VaultErr is why the vault could not be opened, when Vault is nil.
+	VaultErr error
+	// Catalog loads the agents; used only when no buddi serves (a running one lists its own).
+	Catalog func() (*agents.Catalog, error)
+	// Fix makes Run do the safe repairs (Repair) and say what it did.
+	Fix bool
+}
+
+// Run examines the installation that cfg describes.
+func Run(ctx context.Context, cfg config.Config, o Options) *Report {
 	r := &Report{Home: cfg.Home}
 	defer r.finish()
 
-	r.checkHome(cfg.Home)
+	r.checkHome(cfg.Home, o.Fix)
 	r.checkListener(ctx, cfg)
+	if r.Serving != nil {
+		r.checkServerVault(r.Serving)
+	} else {
+		r.checkLocalVault(o)
+	}
+	r.checkZone(o.Zone)
 
 	src, err := dbsource.Open(ctx, cfg, dbsource.Options{})
 	if err != nil {
-		c := Check{Name: "database", Detail: err.Error()}
+		c := Check{Name: "database", Status: Fail, Sentence: err.Error()}
 		var noBin *pgcluster.NoBinariesError
 		var notInit *dbsource.NotInitialisedError
 		switch {
 		case errors.As(err, &notInit):
-			c.Detail, c.Fix = "no database yet in "+cfg.Home, "run `buddi serve` once to set it up"
+			c.Sentence, c.Fix = "there is no database yet in "+cfg.Home+".", "Run `buddi serve` once to set it up."
 			r.ExitCode = ExitDoFirst
 		case errors.As(err, &noBin):
-			c.Detail, c.Fix = "no PostgreSQL server found", "install PostgreSQL (apt-get install postgresql) or set DATABASE_URL"
+			c.Sentence, c.Fix = "no PostgreSQL server was found.", "Install PostgreSQL (apt-get install postgresql) or set DATABASE_URL."
 			r.ExitCode = ExitDoFirst
 		default:
-			c.Fix = "check that the database runs and that DATABASE_URL is right"
+			c.Fix = "Check that the database runs and that DATABASE_URL is right."
 		}
 		r.add(c)
 		return r
@@ -114,39 +169,45 @@ func Run(ctx context.Context, cfg config.Config, schemas ...migrations.Set) *Rep
 	}()
 	dbh := &health.Database{Source: src.Kind, Target: src.Target}
 	r.Database = dbh
-	if v, err := dbsource.ServerVersion(ctx, src.Pool); err != nil {
-		dbh.Error = err.Error()
-		r.add(Check{Name: "database", Detail: src.Target + " does not answer", Fix: "check that the database runs"})
-		return r
-	} else {
-		dbh.Reachable, dbh.Version = true, v
-		r.add(Check{Name: "database", OK: true, Detail: fmt.Sprintf("%s, PostgreSQL %s, %s", src.Kind, v, src.Target)})
-	}
-
-	sts, err := migrations.Check(ctx, src.Pool, schemas...)
+	v, err := dbsource.ServerVersion(ctx, src.Pool)
 	if err != nil {
-		r.add(Check{Name: "migrations", Detail: err.Error(), Fix: "run `buddi db migrate`"})
+		dbh.Error = err.Error()
+		r.fail("database", src.Target+" does not answer.", "Check that the database runs.")
+		return r
+	}
+	dbh.Reachable, dbh.Version = true, v
+	r.ok("database", fmt.Sprintf("%s, PostgreSQL %s, %s.", src.Kind, v, src.Target))
+
+	sts, err := migrations.Check(ctx, src.Pool, o.Schemas...)
+	if err != nil {
+		r.fail("migrations", "the schemas could not be read: "+err.Error()+".", "Run `buddi db migrate`.")
 		return r
 	}
 	r.Migrations = sts
-	current, riverCurrent := true, true
+	current, coreCurrent, riverCurrent := true, true, true
 	for _, st := range sts {
 		if st.Pending() {
 			current = false
 			riverCurrent = riverCurrent && st.Schema != migrations.RiverSchema
-			r.add(Check{Name: "migrations", Detail: fmt.Sprintf("schema %s is at version %d of %d", st.Schema, st.Current, st.Target), Fix: "run `buddi db migrate`"})
+			coreCurrent = coreCurrent && st.Schema != "core"
+			r.fail("migrations", fmt.Sprintf("schema %s is at version %d of %d.", st.Schema, st.Current, st.Target), "Run `buddi db migrate`.")
 		}
+	}
+	if current {
+		r.ok("migrations", "every schema is current.")
+	}
+	if coreCurrent {
+		r.checkAgents(ctx, cfg, src, o)
+		r.checkTelegramPaired(ctx, src)
+		r.checkApprovals(ctx, src)
 	}
 	if !riverCurrent { // the queue's own tables are not there to read
 		return r
 	}
-	if current {
-		r.add(Check{Name: "migrations", OK: true, Detail: "current"})
-	}
 
 	st, err := queue.ReadStats(ctx, src.Pool)
 	if err != nil {
-		r.add(Check{Name: "queue", Detail: err.Error(), Fix: "run `buddi db migrate`"})
+		r.fail("queue", "the queue could not be read: "+err.Error()+".", "Run `buddi db migrate`.")
 		return r
 	}
 	r.Queue = &st
@@ -156,38 +217,63 @@ func Run(ctx context.Context, cfg config.Config, schemas ...migrations.Set) *Rep
 		counted = nil
 	}
 	if paused, since, err := queue.Paused(ctx, src.Pool); err == nil && paused {
-		r.add(Check{Name: "work", OK: true, Detail: "paused by you since " + since.Local().Format("Jan 2 15:04") + ": nothing runs until `buddi resume`"})
+		r.ok("work", "paused by you since "+since.Local().Format("Jan 2 15:04")+": nothing runs until `buddi resume`.")
 	}
 	if len(counted) > 0 {
 		r.FailedJobs = failedJobs(ctx, src)
-		r.add(Check{Name: "queue", Detail: fmt.Sprintf("%d failed jobs wait for you", len(counted)),
-			Fix: "see them by cause with `buddi jobs`, then `buddi jobs retry --all` or `buddi jobs dismiss --all`"})
+		r.fail("queue", fmt.Sprintf("%d failed %s wait for you.", len(counted), plural(len(counted), "job", "jobs")),
+			"See them by cause with `buddi jobs`, then `buddi jobs retry --all` or `buddi jobs dismiss --all`.")
 	} else {
-		r.add(Check{Name: "queue", OK: true, Detail: fmt.Sprintf("%d queues, %d jobs available, %d running, none failed", len(st.Queues), st.Jobs["available"], st.Jobs["running"])})
+		r.ok("queue", fmt.Sprintf("%d queues, %d jobs available, %d running, none failed.", len(st.Queues), st.Jobs["available"], st.Jobs["running"]))
 	}
 	r.SupervisorEvents, _ = eventlog.List(ctx, src.Pool, eventlog.Filter{Kind: events.SupervisorRestarted.Family(), Newest: true, Limit: 10})
 	return r
 }
 
-func (r *Report) checkHome(home string) {
+// checkHome checks the data directory; with fix, it creates a missing one (0700, as buddi
+// serve would) and takes away what others may do in one they could enter.
+func (r *Report) checkHome(home string, fix bool) {
 	fi, err := os.Stat(home)
+	if errors.Is(err, os.ErrNotExist) && fix {
+		if err := datadir.PrepareHome(home); err != nil {
+			r.add(Check{Name: "data directory", Status: Fail, Sentence: err.Error(), Fix: "Set BUDDI_HOME to a directory you can write."})
+			return
+		}
+		r.add(Check{Name: "data directory", Status: OK, Sentence: home + " (mode 0700).", Fixed: "created " + home + " with mode 0700"})
+		return
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		r.add(Check{Name: "data directory", Detail: home + " does not exist", Fix: "run `buddi serve` once to set buddi up there, or set BUDDI_HOME"})
+		r.fail("data directory", home+" does not exist.", "Run `buddi serve` once to set buddi up there (or `buddi doctor --fix` to create it), or set BUDDI_HOME.")
 		r.ExitCode = ExitDoFirst
 		return
 	case err != nil || !fi.IsDir():
-		r.add(Check{Name: "data directory", Detail: fmt.Sprintf("%s is not a usable directory (%v)", home, err), Fix: "set BUDDI_HOME to a directory you can write"})
+		r.fail("data directory", fmt.Sprintf("%s is not a usable directory (%v).", home, err), "Set BUDDI_HOME to a directory you can write.")
 		return
 	}
 	probe, err := os.CreateTemp(home, ".doctor-*")
 	if err != nil {
-		r.add(Check{Name: "data directory", Detail: home + " is not writable", Fix: "make it writable by this user, or set BUDDI_HOME to another directory"})
+		r.fail("data directory", home+" is not writable.", "Make it writable by this user, or set BUDDI_HOME to another directory.")
 		return
 	}
 	probe.Close()
 	_ = os.Remove(probe.Name())
-	r.add(Check{Name: "data directory", OK: true, Detail: fmt.Sprintf("%s (mode %v)", home, fi.Mode().Perm())})
+	mode := fi.Mode().Perm()
+	if mode&0o007 != 0 {
+		// The group bits are left alone: as root they are the ACL's mask, which gives the
+		// postgres account its way in.
+		if fix {
+			if err := os.Chmod(home, mode&^0o007); err == nil {
+				r.add(Check{Name: "data directory", Status: OK, Sentence: fmt.Sprintf("%s (mode %04o).", home, mode&^0o007),
+					Fixed: fmt.Sprintf("took away what others may do in %s (mode %04o, was %04o)", home, mode&^0o007, mode)})
+				return
+			}
+		}
+		r.fail("data directory", fmt.Sprintf("%s has mode %04o: every account on this machine may enter it.", home, mode),
+			fmt.Sprintf("Run `chmod o-rwx %s` (or `buddi doctor --fix`).", home))
+		return
+	}
+	r.ok("data directory", fmt.Sprintf("%s (mode %04o).", home, mode))
 }
 
 // ErrNotServing means nothing answers on the dashboard's address.
@@ -196,69 +282,63 @@ var ErrNotServing = errors.New("buddi is not running")
 // Serving asks the running buddi for its health report: ErrNotServing when nothing answers,
 // another error when something else holds the address.
 func Serving(ctx context.Context, cfg config.Config) (health.Report, error) {
-	url := "http://" + cfg.WebAddr() + "/api/health"
-	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	var rep health.Report
+	if err := ask(ctx, cfg, "/api/health", &rep); err != nil {
+		return health.Report{}, err
+	}
+	if rep.Version == "" {
+		return health.Report{}, fmt.Errorf("%s is held by another program", cfg.WebAddr())
+	}
+	return rep, nil
+}
+
+// ask GETs path from the running buddi with the command line's token and decodes the
+// answer into out.
+func ask(ctx context.Context, cfg config.Config, path string, out any) error {
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, url, nil)
+	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, "http://"+cfg.WebAddr()+path, nil)
 	if err := webauth.CheckListener(cfg.WebAddr()); err != nil {
-		return health.Report{}, err // another account holds the port: it gets no token
+		return err // another account holds the port: it gets no token
 	}
 	if token, err := webauth.ReadCLIToken(cfg.Home); err == nil {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return health.Report{}, ErrNotServing
+		return ErrNotServing
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return health.Report{}, fmt.Errorf("the buddi at %s refused this command line's token: run the command with the BUDDI_HOME that buddi serve uses", cfg.WebAddr())
+		return fmt.Errorf("the buddi at %s refused this command line's token: run the command with the BUDDI_HOME that buddi serve uses", cfg.WebAddr())
 	}
-	var rep health.Report
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil || rep.Version == "" {
-		return health.Report{}, fmt.Errorf("%s is held by another program", cfg.WebAddr())
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		if json.NewDecoder(resp.Body).Decode(&e) == nil && e.Error != "" {
+			return fmt.Errorf("%s answers %s: %s", cfg.WebAddr(), resp.Status, e.Error)
+		}
+		return fmt.Errorf("%s answers %s for %s: is it buddi?", cfg.WebAddr(), resp.Status, path)
 	}
-	return rep, nil
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s is held by another program", cfg.WebAddr())
+	}
+	return nil
 }
 
 func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
 	rep, err := Serving(ctx, cfg)
 	if errors.Is(err, ErrNotServing) {
-		r.add(Check{Name: "listener", Detail: "nothing answers on " + cfg.WebAddr(), Fix: "start buddi with `buddi serve`"})
-		r.add(Check{Name: "supervision tree", OK: true, Detail: "not running"})
+		r.fail("listener", "nothing answers on "+cfg.WebAddr()+".", "Start buddi with `buddi serve`.")
 		return
 	}
 	if err != nil {
-		r.add(Check{Name: "listener", Detail: err.Error(), Fix: "stop it, or set BUDDI_WEB_PORT to a free port"})
+		r.fail("listener", err.Error()+".", "Stop it, or set BUDDI_WEB_PORT to a free port.")
 		return
 	}
 	r.Serving = &rep
-	r.add(Check{Name: "listener", OK: true, Detail: fmt.Sprintf("buddi %s (pid %d) serving on http://%s for %ds", rep.Version, rep.Pid, rep.Listener, rep.UptimeSeconds)})
-	if tn := rep.Tailnet; tn != nil {
-		switch {
-		case tn.Problem != "":
-			r.add(Check{Name: "tailnet", Detail: tn.Problem, Fix: tailnetFix(tn)})
-		case tn.State != "running":
-			r.add(Check{Name: "tailnet", Detail: "the tailnet node is " + tn.State + ", not on the tailnet yet", Fix: "wait a moment and run buddi doctor again; if it stays, read buddi's log (service=tailnet)"})
-		case tn.Owner == "":
-			r.add(Check{Name: "tailnet", Detail: fmt.Sprintf("%s (%s) answers no one: the owner's tailnet login is not set", tn.URL, strings.Join(tn.IPs, ", ")),
-				Fix: "run `buddi tailnet owner LOGIN`, or open a link from `buddi dashboard --tailnet` on your phone"})
-		default:
-			r.add(Check{Name: "tailnet", OK: true, Detail: fmt.Sprintf("%s at %s (%s), owner %s", tn.State, tn.URL, strings.Join(tn.IPs, ", "), tn.Owner)})
-		}
-	}
-	if tg := rep.Telegram; tg != nil {
-		switch {
-		case tg.Down:
-			r.add(Check{Name: "telegram", Detail: "Telegram refused the bot token (401): the phone surface is down", Fix: "set a new token with `buddi telegram setup` and restart buddi"})
-		case tg.SinceLastPollSeconds < 0:
-			r.add(Check{Name: "telegram", OK: true, Detail: "connecting: no poll has succeeded yet"})
-		case tg.SinceLastPollSeconds > 120:
-			r.add(Check{Name: "telegram", Detail: fmt.Sprintf("no successful poll for %ds", tg.SinceLastPollSeconds), Fix: "check the machine's network; buddi keeps retrying"})
-		default:
-			r.add(Check{Name: "telegram", OK: true, Detail: fmt.Sprintf("last poll %ds ago", tg.SinceLastPollSeconds)})
-		}
-	}
+	r.ok("listener", fmt.Sprintf("buddi %s (pid %d) serving on http://%s for %ds.", rep.Version, rep.Pid, rep.Listener, rep.UptimeSeconds))
+	r.checkTailnet(rep.Tailnet)
+	r.checkTelegramPoll(rep.Telegram)
 	restarts, down := 0, []string{}
 	for _, a := range rep.Actors {
 		restarts += a.Restarts
@@ -267,10 +347,41 @@ func (r *Report) checkListener(ctx context.Context, cfg config.Config) {
 		}
 	}
 	if len(down) > 0 {
-		r.add(Check{Name: "supervision tree", Detail: fmt.Sprint(down), Fix: "restart buddi, and read the supervisor events below for the cause"})
+		r.fail("supervision tree", strings.Join(down, ", ")+".", "Restart buddi, and read the supervisor events below for the cause.")
 		return
 	}
-	r.add(Check{Name: "supervision tree", OK: true, Detail: fmt.Sprintf("%d actors running, %d restarts since start", len(rep.Actors), restarts)})
+	r.ok("supervision tree", fmt.Sprintf("%d actors running, %d restarts since start.", len(rep.Actors), restarts))
+}
+
+func (r *Report) checkTailnet(tn *health.Tailnet) {
+	switch {
+	case tn == nil:
+		r.ok("tailnet", "off: the dashboard is reached on this machine only (`buddi tailnet on` puts it on your tailnet).")
+	case tn.Problem != "":
+		r.fail("tailnet", tn.Problem, tailnetFix(tn))
+	case tn.State != "running":
+		r.warn("tailnet", "the tailnet node is "+tn.State+", not on the tailnet yet.", "Wait a moment and run `buddi doctor` again; if it stays, read buddi's log (service=tailnet).")
+	case tn.Owner == "":
+		r.fail("tailnet", fmt.Sprintf("%s (%s) answers no one: the owner's tailnet login is not set.", tn.URL, strings.Join(tn.IPs, ", ")),
+			"Run `buddi tailnet owner LOGIN`, or open a link from `buddi dashboard --tailnet` on your phone.")
+	default:
+		r.ok("tailnet", fmt.Sprintf("%s at %s (%s), owner %s.", tn.State, tn.URL, strings.Join(tn.IPs, ", "), tn.Owner))
+	}
+}
+
+func (r *Report) checkTelegramPoll(tg *health.Telegram) {
+	switch {
+	case tg == nil:
+		r.ok("telegram", "off: no bot token is set (`buddi telegram setup` puts buddi on your phone).")
+	case tg.Down:
+		r.fail("telegram", "Telegram refused the bot token (401): the phone surface is down.", "Set a new token with `buddi telegram setup` and restart buddi.")
+	case tg.SinceLastPollSeconds < 0:
+		r.ok("telegram", "connecting: no poll has succeeded yet.")
+	case tg.SinceLastPollSeconds > 120:
+		r.fail("telegram", fmt.Sprintf("no poll of Telegram has succeeded for %ds.", tg.SinceLastPollSeconds), "Check the machine's network; buddi keeps retrying.")
+	default:
+		r.ok("telegram", fmt.Sprintf("last poll %ds ago.", tg.SinceLastPollSeconds))
+	}
 }
 
 func failedJobs(ctx context.Context, src *dbsource.Source) []FailedJob {
@@ -291,10 +402,12 @@ func failedJobs(ctx context.Context, src *dbsource.Source) []FailedJob {
 	return out
 }
 
+// finish sets Healthy and the exit code: a failure is ExitProblem unless something must be
+// done first; warnings leave it ExitOK.
 func (r *Report) finish() {
 	r.Healthy = true
 	for _, c := range r.Checks {
-		if !c.OK {
+		if c.Status == Fail {
 			r.Healthy = false
 		}
 	}
@@ -307,10 +420,17 @@ func (r *Report) finish() {
 func tailnetFix(tn *health.Tailnet) string {
 	switch {
 	case tn.LoginURL != "" && tn.Error == "":
-		return "open " + tn.LoginURL + " to log buddi's node in, or set an auth key with `buddi tailnet authkey`"
+		return "Open " + tn.LoginURL + " to log buddi's node in, or set an auth key with `buddi tailnet authkey`."
 	case tn.State == "needs-login":
-		return "set a valid auth key with `buddi tailnet authkey` (or TS_AUTHKEY) and restart buddi"
+		return "Set a valid auth key with `buddi tailnet authkey` (or TS_AUTHKEY) and restart buddi."
 	default:
-		return "read buddi's log for the tailnet node, or turn it off with `buddi tailnet off`"
+		return "Read buddi's log for the tailnet node, or turn it off with `buddi tailnet off`."
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -2,7 +2,12 @@
 // what buddi doctor reads from a running buddi.
 package health
 
-import "time"
+import (
+	"errors"
+	"time"
+
+	"buddi/core/vault"
+)
 
 // Report is the whole answer of /api/health.
 type Report struct {
@@ -19,8 +24,30 @@ type Report struct {
 	Actors        []Actor   `json:"actors"`             // the supervision tree, parents first
 	Telegram      *Telegram `json:"telegram,omitempty"` // the Telegram surface, when a bot token is set
 	Tailnet       *Tailnet  `json:"tailnet,omitempty"`  // the tailnet node, when it is on
+	Vault         *Vault    `json:"vault,omitempty"`    // the vault as this buddi opened it
 	Problems      []string  `json:"problems,omitempty"` // one line each; empty when Status is "ok"
 	CheckedAt     time.Time `json:"checked_at"`         // when this report was made, in UTC
+}
+
+// Vault is the vault as the serving buddi opened it: the one its agents' keys are read from,
+// whatever the environment of the shell that asks.
+type Vault struct {
+	Open    bool   `json:"open"`              // its secrets can be read
+	Where   string `json:"where"`             // where the values live, never a value
+	Problem string `json:"problem,omitempty"` // why it is locked, one sentence for the owner
+}
+
+// VaultOf reports v: open, or locked and why (the *vault.LockedError's Reason).
+func VaultOf(v vault.Vault) *Vault {
+	err := v.Check()
+	if err == nil {
+		return &Vault{Open: true, Where: v.String()}
+	}
+	reason := err.Error()
+	if le, ok := errors.AsType[*vault.LockedError](err); ok {
+		reason = le.Reason
+	}
+	return &Vault{Where: v.String(), Problem: reason}
 }
 
 // Telegram is the Telegram surface's part.

@@ -78,9 +78,10 @@ func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {
 		t.Errorf("data directory mode = %v, %v; want 0700", fi.Mode().Perm(), err)
 	}
 
+	// Serving, but with no vault key and no model account: doctor says so (exit 1).
 	code, out, errOut := runBuddi(t, vars, time.Minute, "doctor", "--json")
-	if code != 0 {
-		t.Errorf("doctor exit %d while serving; want 0\n%s\n%s", code, out, errOut)
+	if code != 1 {
+		t.Errorf("doctor exit %d while serving with a locked vault and no account; want 1\n%s\n%s", code, out, errOut)
 	}
 	var doc struct {
 		Healthy bool `json:"healthy"`
@@ -95,7 +96,7 @@ func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("doctor --json: %v\n%s", err, out)
 	}
-	if !doc.Healthy || doc.Serving == nil || len(doc.Serving.Actors) != len(treePaths) || len(doc.Migrations) < 2 {
+	if doc.Healthy || doc.Serving == nil || len(doc.Serving.Actors) != len(treePaths) || len(doc.Migrations) < 2 {
 		t.Errorf("doctor report = %s", out)
 	}
 
