@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,7 +146,64 @@ func (t *runTool) Describe(ctx context.Context, call plugins.Call) (plugins.Enve
 		},
 		Preview: fmt.Sprintf("Run %s\nin %s (no shell; the environment has only PATH, HOME, USER, LANG, LC_ALL, TERM, TMPDIR, SHELL, CI=1 and the box's caches)\n%s: %s\n%s",
 			quoteArgv(v.Argv), v.Dir, label, v.Reason, c.box.describe()),
+		Choices: c.rememberChoice(),
 	}, nil
+}
+
+// The card's "remember this, in this workspace" (§3): the choice's name and its options.
+const (
+	// ChoiceRemember names the choice on a gated command's card.
+	ChoiceRemember = "remember in this workspace"
+	// RememberNo runs the command once and remembers nothing (the default).
+	RememberNo = "no"
+	// RememberExactly remembers exactly this argv.
+	RememberExactly = "exactly this command"
+	// RememberBeginning remembers any command that begins with the program and its subcommand.
+	RememberBeginning = "any command beginning so"
+)
+
+// rememberChoice is the choice a gated command's card carries: only a plain command in edit
+// or run mode (where a remembered command runs without a card; never in ask) can be
+// remembered, and "beginning so" needs a program and a subcommand.
+func (c *runCall) rememberChoice() []plugins.Choice {
+	v := c.verdict
+	if v.Kind != runlist.Gated || !v.Plain || len(v.Argv) == 0 || (c.s.mode != runlist.ModeEdit && c.s.mode != runlist.ModeRun) {
+		return nil
+	}
+	opts := []string{RememberNo, RememberExactly}
+	if len(v.Argv) >= 2 {
+		opts = append(opts, RememberBeginning)
+	}
+	return []plugins.Choice{{Name: ChoiceRemember, Options: opts, Default: RememberNo}}
+}
+
+// remember records the owner's "remember this, in this workspace" from the approved card's
+// picks: only when the approved envelope offered the choice, bound to the agent and the
+// workspace. It returns a line for the result ("" when nothing was asked).
+func (t *runTool) remember(ctx context.Context, call plugins.Call, c *runCall, approved *plugins.Envelope) string {
+	if approved == nil {
+		return ""
+	}
+	pick := call.Picks[ChoiceRemember]
+	offered := false
+	for _, ch := range approved.Choices {
+		offered = offered || (ch.Name == ChoiceRemember && slices.Contains(ch.Options, pick))
+	}
+	if !offered || pick == RememberNo {
+		return ""
+	}
+	r := runlist.Remembered{Agent: call.Agent, Workspace: c.s.dir(), Argv: c.verdict.Argv}
+	if pick == RememberBeginning {
+		r.Argv, r.Prefix = c.verdict.Argv[:2], true
+	}
+	if _, err := t.p.store.Remember(ctx, r); err != nil {
+		return fmt.Sprintf("(the owner's \"remember\" was not kept: %v)\n", err)
+	}
+	how := "exactly"
+	if r.Prefix {
+		how = "and any command beginning so"
+	}
+	return fmt.Sprintf("(remembered %s %s in this workspace: it runs without a card from now on in edit and run mode)\n", quoteArgv(r.Argv), how)
 }
 
 // timeout is the command's bound.
@@ -180,6 +238,7 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 	if err := plugins.Dispatch(ctx); err != nil {
 		return toolResult(refusef("%s was not started: %v", c.verdict.Argv[0], err))
 	}
+	remembered := t.remember(ctx, call, c, approved)
 	res, err := spawn.Run(ctx, spec)
 	if err != nil {
 		return toolResult(refusef("%s could not be started: %v", c.verdict.Argv[0], err))
@@ -201,7 +260,7 @@ func (t *runTool) Execute(ctx context.Context, call plugins.Call, approved *plug
 	if res.Dropped > 0 {
 		head += fmt.Sprintf("; the first %d bytes of output were dropped, the last %d KB kept", res.Dropped, spawn.MaxOutput>>10)
 	}
-	head += ")\n"
+	head += ")\n" + remembered
 	// What the command left that git outside the box would obey was moved aside: the model
 	// and the owner read it first.
 	if note := res.Quarantine.String(); note != "" {

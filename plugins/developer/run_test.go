@@ -1,6 +1,8 @@
 package developer
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +92,64 @@ func TestRunNeverReadsProtectedHomePaths(t *testing.T) {
 	// Run from a directory that holds nothing protected, the run list applies as usual.
 	if got := b.tier(t, call("run", args(t, map[string]any{"command": "cat x.txt", "cwd": "src"}))); got != plugins.TierAuto {
 		t.Errorf("an unprotected file below the home: %s, want auto", got)
+	}
+}
+
+// Seed 000 §3: a gated command's card offers "remember this, in this workspace"; approved with
+// it, the command is remembered for the agent and the workspace and then runs without a card.
+func TestRunCardRemembersTheCommand(t *testing.T) {
+	b := setup(t)
+	b.setMode(t, runlist.ModeEdit)
+	c := call("run", args(t, map[string]any{"command": "echo hello"}))
+	if got := b.tier(t, c); got != plugins.TierGated {
+		t.Fatalf("echo in edit mode: %s, want gated", got)
+	}
+	approved := b.mustDescribe(t, c)
+	if len(approved.Choices) != 1 || approved.Choices[0].Name != ChoiceRemember || approved.Choices[0].Default != RememberNo {
+		t.Fatalf("card choices = %+v, want %q defaulting to %q", approved.Choices, ChoiceRemember, RememberNo)
+	}
+	// Approved without remembering: it still asks next time.
+	b.mustRun(t, c, approved)
+	if got := b.tier(t, c); got != plugins.TierGated {
+		t.Fatalf("after a plain approval: %s, want gated", got)
+	}
+	c.Picks = map[string]string{ChoiceRemember: RememberExactly}
+	if out := b.mustRun(t, c, approved); !strings.Contains(out, "remembered echo hello exactly") {
+		t.Errorf("output %q: want it to say what was remembered", out)
+	}
+	c.Picks = nil
+	if got := b.tier(t, c); got != plugins.TierAuto {
+		t.Errorf("after remembering: %s, want auto", got)
+	}
+	if got := b.tier(t, call("run", args(t, map[string]any{"command": "echo other"}))); got != plugins.TierGated {
+		t.Errorf("another argv after an exact remember: %s, want gated", got)
+	}
+	// By its beginning: the program and its subcommand.
+	g := call("run", args(t, map[string]any{"command": "git status --short"}))
+	env := b.mustDescribe(t, g)
+	if !slices.Contains(env.Choices[0].Options, RememberBeginning) {
+		t.Fatalf("options %v: want %q for a program with a subcommand", env.Choices[0].Options, RememberBeginning)
+	}
+	g.Picks = map[string]string{ChoiceRemember: RememberBeginning}
+	b.run(t, g, env) // not a repository: it fails, and the answer is kept all the same
+	if got := b.tier(t, call("run", args(t, map[string]any{"command": "git status"}))); got != plugins.TierAuto {
+		t.Errorf("git status after remembering git status …: %s, want auto", got)
+	}
+	list, err := b.store.ListRemembered(context.Background(), agent)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("remembered = %+v, %v: want two", list, err)
+	}
+	// Ask mode asks before every command: its card offers nothing to remember, and a pick
+	// the card did not offer remembers nothing.
+	b.setMode(t, runlist.ModeAsk)
+	a := call("run", args(t, map[string]any{"command": "echo ask"}))
+	askEnv := b.mustDescribe(t, a)
+	if len(askEnv.Choices) != 0 {
+		t.Errorf("ask mode card choices = %+v, want none", askEnv.Choices)
+	}
+	a.Picks = map[string]string{ChoiceRemember: RememberExactly}
+	b.mustRun(t, a, askEnv)
+	if list, _ := b.store.ListRemembered(context.Background(), agent); len(list) != 2 {
+		t.Errorf("remembered after an ask-mode card = %d, want still 2", len(list))
 	}
 }
