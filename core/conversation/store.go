@@ -174,14 +174,14 @@ func Append(ctx context.Context, q Querier, conversationID, runID string, kind K
 		return 0, fmt.Errorf("append to %s: %w", conversationID, err)
 	}
 	b = redact.StorableJSON(b)
+	// The entry and the conversation's size in one statement (one round trip).
 	var id int64
-	err = q.QueryRow(ctx, `INSERT INTO core.messages (conversation_id, run_id, kind, body) VALUES ($1, NULLIF($2, '')::uuid, $3, $4) RETURNING id`,
-		conversationID, runID, kind, b).Scan(&id)
+	err = q.QueryRow(ctx, `WITH m AS (INSERT INTO core.messages (conversation_id, run_id, kind, body)
+		VALUES ($1, NULLIF($2, '')::uuid, $3, $4) RETURNING id)
+		UPDATE core.conversations SET chars = chars + $5 WHERE id = $1 RETURNING (SELECT id FROM m)`,
+		conversationID, runID, kind, b, len(b)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("append a %s entry to %s: %w", kind, conversationID, err)
-	}
-	if _, err := q.Exec(ctx, `UPDATE core.conversations SET chars = chars + $2 WHERE id = $1`, conversationID, len(b)); err != nil {
-		return 0, fmt.Errorf("count the size of %s: %w", conversationID, err)
 	}
 	return id, nil
 }
