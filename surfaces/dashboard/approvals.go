@@ -13,11 +13,39 @@ import (
 	"buddi/core/executor"
 )
 
-// approvalJSON is an approval as the dashboard shows it: the action, its state, and the card
-// rendered from the action.
+// approvalJSON is an approval as the dashboard shows it: the action, its state, the card
+// rendered from the action, and whether the card may offer "remember".
 type approvalJSON struct {
 	action.Record
 	Card string `json:"card"`
+	// Reusable says the tool opts into standing permissions, so an approval may remember
+	// it for this conversation or all of the agent's (the envelope's choices are in Record).
+	Reusable bool `json:"reusable"`
+}
+
+// view is rec as the dashboard shows it.
+func (s *Server) view(rec action.Record) approvalJSON {
+	return s.viewWith(s.reusable(), rec)
+}
+
+// viewWith is rec as the dashboard shows it, with the reusable tools already looked up.
+func (s *Server) viewWith(reusable map[string]bool, rec action.Record) approvalJSON {
+	return approvalJSON{Record: rec, Card: rec.Preview(), Reusable: reusable[rec.Tool]}
+}
+
+// reusable names the tools that opt into standing permissions; a tool the registry does not
+// know is not among them (Grant would refuse it).
+func (s *Server) reusable() map[string]bool {
+	out := map[string]bool{}
+	if s.deps.Tools == nil {
+		return out
+	}
+	for _, spec := range s.deps.Tools.Tools() {
+		if spec.ReusableApproval {
+			out[spec.Name] = true
+		}
+	}
+	return out
 }
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
@@ -38,9 +66,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	reusable := s.reusable()
 	out := make([]approvalJSON, len(recs))
 	for i, rec := range recs {
-		out[i] = approvalJSON{rec, rec.Preview()}
+		out[i] = s.viewWith(reusable, rec)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -51,7 +80,7 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, approvalJSON{rec, rec.Preview()})
+	writeJSON(w, http.StatusOK, s.view(rec))
 }
 
 // decisionBody is what POST …/approve and …/reject accept.
@@ -86,7 +115,7 @@ func (s *Server) decideApproval(approve bool) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, approvalJSON{rec, rec.Preview()})
+		writeJSON(w, http.StatusOK, s.view(rec))
 	}
 }
 
