@@ -83,6 +83,15 @@ type Deps struct {
 	// Tailnet, when set, makes this the dashboard as served on the tailnet node: the caller's
 	// tailnet login is the credential (tailnetGate) instead of the loopback binding.
 	Tailnet *Tailnet
+	// Accounts, Vault and Probe serve Settings → Accounts and models and the first run (with
+	// Chat, the agents' accounts); nil leaves those routes out.
+	Accounts Accounts
+	// Vault is the vault the server reads its agents' keys from.
+	Vault Vault
+	// Probe tests an account with one short prompt (AccountProbe).
+	Probe Prober
+	// Missions serves the Missions page; nil leaves those routes out.
+	Missions Missions
 	// RequestTimeout bounds every request but a websocket, its credential's check included,
 	// so a database that hangs gets the owner an answer, not a wait. Default 15 s.
 	RequestTimeout time.Duration
@@ -161,6 +170,7 @@ func NewServer(deps Deps) *Server {
 	if deps.Artifacts != nil {
 		s.handle("GET /api/artifacts/{id}", s.artifact)
 	}
+	s.settingsRoutes()
 	s.mux.Handle("GET /", webUI())
 	s.routes = append(s.routes, "GET /")
 	handler := s.gate(mux)

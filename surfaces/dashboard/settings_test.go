@@ -1,0 +1,298 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/agents"
+	"buddi/core/vault"
+	"buddi/health"
+	"buddi/internal/pgtest"
+	"buddi/queue"
+	"buddi/runtime/account"
+	pt "buddi/runtime/providertest"
+	"buddi/runtime/run"
+	"buddi/scheduler"
+	"buddi/surfaces/dashboard"
+)
+
+// settingsBundle is a dashboard with the settings and missions routes over real stores, the
+// scripted model server as the provider, and two agents.
+type settingsBundle struct {
+	ts       *httptest.Server
+	pool     *pgxpool.Pool
+	model    *pt.Server
+	vault    *vault.Memory
+	accounts *account.Store
+	missions *scheduler.Store
+}
+
+func serveSettings(t *testing.T) settingsBundle {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	insert, err := queue.InsertOnly(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for id, roles := range map[string]string{"helper": "[front-desk, recap]", "maker": "[maker]"} {
+		def := id == "helper"
+		agent := fmt.Sprintf("---\nid: %s\nhandle: \"@%s\"\nname: %s\ndefault: %v\nroles: %s\ntools: []\n---\nYou help.\n", id, id, strings.ToUpper(id[:1])+id[1:], def, roles)
+		if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(agent), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := settingsBundle{pool: pool, model: pt.New(t), vault: vault.NewMemory(nil), accounts: account.NewStore(pool, key),
+		missions: &scheduler.Store{Pool: pool, Insert: insert, Zone: "Europe/Berlin"}}
+	srv := dashboard.NewServer(dashboard.Deps{
+		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
+		Pool:   pool, Queue: run.JobQueue{Inserter: insert}, Seal: key,
+		Chat: &dashboard.Chat{
+			Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) },
+			Available: func(ctx context.Context, agent string) (bool, string) {
+				p, err := run.Check(ctx, b.accounts, b.vault, agent)
+				if err != nil {
+					return false, err.Error()
+				}
+				if p != nil {
+					return false, p.Sentence
+				}
+				return true, ""
+			}},
+		Accounts: b.accounts, Vault: b.vault, Probe: dashboard.AccountProbe{Transport: b.model.TransportConfig()},
+		Missions: b.missions,
+	})
+	b.ts = httptest.NewServer(srv.Handler())
+	t.Cleanup(b.ts.Close)
+	signIn(t, pool, key, b.ts.Listener.Addr().String())
+	return b
+}
+
+func (b settingsBundle) get(t *testing.T, path string) map[string]any {
+	t.Helper()
+	code, out := do(t, "GET", b.ts.URL+path, nil, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", path, code, out)
+	}
+	return out
+}
+
+// jsonType is the header of a JSON body.
+var jsonType = map[string]string{"Content-Type": "application/json"}
+
+func (b settingsBundle) post(t *testing.T, path string, body any, want int) map[string]any {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	code, out := do(t, "POST", b.ts.URL+path, jsonType, string(raw))
+	if code != want {
+		t.Fatalf("POST %s %s: %d, want %d: %v", path, raw, code, want, out)
+	}
+	return out
+}
+
+// agentsOf returns /api/agents/settings's agents by id.
+func (b settingsBundle) agentsOf(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, a := range b.get(t, "/api/agents/settings")["agents"].([]any) {
+		m := a.(map[string]any)
+		out[m["id"].(string)] = m
+	}
+	return out
+}
+
+// The first run: no agent can run; a wrong key is tested and refused with nothing stored; the
+// right one is tested, stored in the server's vault (never echoed), made an account and given
+// to every agent, which can then run.
+func TestFirstRunSetup(t *testing.T) {
+	b := serveSettings(t)
+	before := b.agentsOf(t)
+	if before["helper"]["available"] != false || !strings.Contains(before["helper"]["problem"].(string), "no model account") {
+		t.Fatalf("before setup, helper is %v", before["helper"])
+	}
+	if roles := b.get(t, "/api/agents/settings")["roles"].(map[string]any); fmt.Sprint(roles["recap"]) != "[helper]" || fmt.Sprint(roles["maker"]) != "[maker]" {
+		t.Fatalf("roles: %v", roles)
+	}
+
+	out := b.post(t, "/api/setup", map[string]string{"wire": "openai", "base_url": b.model.OpenAIBaseURL(), "secret": "sk-wrong", "model": "model-one"}, http.StatusOK)
+	if out["ok"] != false || out["sentence"] == "" {
+		t.Fatalf("a wrong key: %v", out)
+	}
+	if list, _ := b.accounts.List(context.Background()); len(list) != 0 {
+		t.Fatalf("a failed test stored an account: %v", list)
+	}
+	if names, _ := b.vault.List(); len(names) != 0 {
+		t.Fatalf("a failed test stored a key: %v", names)
+	}
+
+	b.model.Script(pt.Text("OK"))
+	out = b.post(t, "/api/setup", map[string]string{"wire": "openai", "base_url": b.model.OpenAIBaseURL(), "secret": pt.APIKey, "model": "model-one"}, http.StatusOK)
+	if out["ok"] != true || !strings.HasPrefix(out["sentence"].(string), "It works") || out["account"] != "127-0-0-1" && out["account"] != "local" {
+		t.Fatalf("setup: %v", out)
+	}
+	name := out["account"].(string)
+	if fmt.Sprint(out["agents"]) != "[helper maker]" {
+		t.Fatalf("the account was given to %v", out["agents"])
+	}
+	a, err := b.accounts.Get(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret, err := b.vault.Get(a.SecretName); err != nil || secret != pt.APIKey {
+		t.Fatalf("the vault holds %q, %v under %s", secret, err, a.SecretName)
+	}
+	for id, ag := range b.agentsOf(t) {
+		if ag["available"] != true || ag["account"] != name || ag["model"] != "model-one" {
+			t.Fatalf("after setup, %s is %v", id, ag)
+		}
+	}
+	listed := b.get(t, "/api/accounts")
+	raw, _ := json.Marshal(listed)
+	if strings.Contains(string(raw), pt.APIKey) {
+		t.Fatalf("the accounts list carries the key: %s", raw)
+	}
+	// A second setup names its account apart, and gives it to nobody (everyone can run).
+	b.model.Script(pt.Text("OK"))
+	out = b.post(t, "/api/setup", map[string]string{"wire": "openai", "base_url": b.model.OpenAIBaseURL(), "secret": pt.APIKey, "model": "model-two"}, http.StatusOK)
+	if out["account"] != name+"-2" || fmt.Sprint(out["agents"]) != "[]" {
+		t.Fatalf("a second setup: %v", out)
+	}
+}
+
+// Settings → Accounts and models: add (the key to the vault, never echoed), refuse a
+// duplicate without touching the stored key, test, disable (the agent then cannot run, and
+// says why), enable, and set an agent's account and model.
+func TestAccountsAndAgents(t *testing.T) {
+	b := serveSettings(t)
+	add := map[string]string{"name": "work", "wire": "anthropic", "base_url": b.model.URL, "secret_name": "WORK_KEY", "secret": pt.APIKey}
+	out := b.post(t, "/api/accounts", add, http.StatusCreated)
+	raw, _ := json.Marshal(out)
+	if strings.Contains(string(raw), pt.APIKey) {
+		t.Fatalf("adding echoes the key: %s", raw)
+	}
+	dup := map[string]string{"name": "work", "wire": "anthropic", "secret_name": "WORK_KEY", "secret": "sk-other"}
+	b.post(t, "/api/accounts", dup, http.StatusConflict)
+	if v, _ := b.vault.Get("WORK_KEY"); v != pt.APIKey {
+		t.Fatalf("a refused duplicate replaced the key with %q", v)
+	}
+	b.post(t, "/api/accounts", map[string]string{"name": "Bad Name", "wire": "anthropic", "secret_name": "X_KEY", "secret": "x"}, http.StatusBadRequest)
+	b.post(t, "/api/accounts", map[string]string{"name": "nokey", "wire": "anthropic", "secret_name": "ABSENT_KEY"}, http.StatusBadRequest)
+	b.post(t, "/api/accounts", map[string]string{"name": "other", "wire": "gopher", "secret_name": "X_KEY", "secret": "x"}, http.StatusBadRequest)
+
+	b.model.Script(pt.Text("OK"))
+	if out := b.post(t, "/api/accounts/work/test", map[string]string{"model": "model-one"}, http.StatusOK); out["ok"] != true || !strings.Contains(out["sentence"].(string), "It works") {
+		t.Fatalf("test: %v", out)
+	}
+	b.post(t, "/api/accounts/absent/test", map[string]string{"model": "model-one"}, http.StatusNotFound)
+	b.post(t, "/api/accounts/work/test", map[string]string{}, http.StatusBadRequest)
+
+	b.post(t, "/api/agents/maker/account", map[string]string{"account": "work", "model": "model-one"}, http.StatusOK)
+	b.post(t, "/api/agents/nobody/account", map[string]string{"account": "work", "model": "model-one"}, http.StatusNotFound)
+	b.post(t, "/api/agents/maker/account", map[string]string{"account": "absent", "model": "model-one"}, http.StatusBadRequest)
+	b.post(t, "/api/agents/maker/account", map[string]string{"account": "work"}, http.StatusBadRequest)
+	if maker := b.agentsOf(t)["maker"]; maker["available"] != true || maker["account"] != "work" {
+		t.Fatalf("maker after set: %v", maker)
+	}
+	accs := b.get(t, "/api/accounts")["accounts"].([]any)
+	if len(accs) != 1 || fmt.Sprint(accs[0].(map[string]any)["agents"]) != "[maker]" || accs[0].(map[string]any)["enabled"] != true {
+		t.Fatalf("accounts: %v", accs)
+	}
+
+	b.post(t, "/api/accounts/work/disable", nil, http.StatusOK)
+	if maker := b.agentsOf(t)["maker"]; maker["available"] != false || !strings.Contains(maker["problem"].(string), "disabled") {
+		t.Fatalf("maker on a disabled account: %v", maker)
+	}
+	b.post(t, "/api/accounts/work/enable", nil, http.StatusOK)
+	if maker := b.agentsOf(t)["maker"]; maker["available"] != true {
+		t.Fatalf("maker on an enabled account: %v", maker)
+	}
+	b.post(t, "/api/accounts/absent/disable", nil, http.StatusNotFound)
+}
+
+// A locked vault stores no key: the owner is told the vault is locked, and no account is added.
+func TestAccountsWithALockedVault(t *testing.T) {
+	b := serveSettings(t)
+	b.vault.Lock("BUDDI_VAULT_KEY is not set")
+	code, out := do(t, "POST", b.ts.URL+"/api/accounts", jsonType, `{"name":"work","wire":"anthropic","secret_name":"WORK_KEY","secret":"sk-x"}`)
+	if code != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(out["error"]), "locked") {
+		t.Fatalf("adding with a locked vault: %d %v", code, out)
+	}
+	if list, _ := b.accounts.List(context.Background()); len(list) != 0 {
+		t.Fatalf("an account was added: %v", list)
+	}
+}
+
+// Missions: add (checked), list, run now (an occurrence and its job), pause and resume, and
+// for a mission that raised "Still useful?", Keep (asked again only after as many silent runs)
+// or Stop (switched off).
+func TestMissionsPage(t *testing.T) {
+	b := serveSettings(t)
+	ctx := context.Background()
+	b.post(t, "/api/missions", map[string]string{"name": "news", "agent": "helper", "cron": "0 8 * * *"}, http.StatusBadRequest)
+	b.post(t, "/api/missions", map[string]string{"name": "news", "agent": "nobody", "cron": "0 8 * * *", "prompt": "p"}, http.StatusBadRequest)
+	if _, out := do(t, "POST", b.ts.URL+"/api/missions", jsonType, `{"name":"news","agent":"helper","cron":"at eight","prompt":"p"}`); !strings.Contains(fmt.Sprint(out["error"]), "not added") {
+		t.Fatalf("a bad schedule: %v", out)
+	}
+	m := b.post(t, "/api/missions", map[string]string{"name": "news", "agent": "helper", "cron": "0 8 * * *", "prompt": "Tell me the news."}, http.StatusCreated)["mission"].(map[string]any)
+	if m["timezone"] != "Europe/Berlin" || m["enabled"] != true {
+		t.Fatalf("added: %v", m)
+	}
+	id := int64(m["id"].(float64))
+	list := b.get(t, "/api/missions")["missions"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["still_useful"] != false {
+		t.Fatalf("list: %v", list)
+	}
+	if out := b.post(t, fmt.Sprintf("/api/missions/%d/run", id), nil, http.StatusOK); out["occurrence"] == nil {
+		t.Fatalf("run now: %v", out)
+	}
+	if occ, _ := b.missions.Occurrences(ctx, id, 10); len(occ) != 1 || occ[0].Reason != scheduler.RunNowReason {
+		t.Fatalf("occurrences after run now: %v", occ)
+	}
+	b.post(t, fmt.Sprintf("/api/missions/%d/pause", id), nil, http.StatusOK)
+	if got, _ := b.missions.Get(ctx, id); got.Enabled {
+		t.Fatal("pause left it on")
+	}
+	b.post(t, fmt.Sprintf("/api/missions/%d/resume", id), nil, http.StatusOK)
+	b.post(t, "/api/missions/999999/run", nil, http.StatusNotFound)
+	b.post(t, "/api/missions/999999/keep", nil, http.StatusNotFound)
+
+	// Silent long enough to ask.
+	if _, err := b.pool.Exec(ctx, `UPDATE core.missions SET quiet_runs = $2 WHERE id = $1`, id, scheduler.StillUsefulAfter); err != nil {
+		t.Fatal(err)
+	}
+	if list := b.get(t, "/api/missions")["missions"].([]any); list[0].(map[string]any)["still_useful"] != true {
+		t.Fatalf("a quiet mission does not ask: %v", list)
+	}
+	b.post(t, fmt.Sprintf("/api/missions/%d/keep", id), nil, http.StatusOK)
+	if got, _ := b.missions.Get(ctx, id); got.QuietRuns != 0 || !got.Enabled || got.StillUseful() {
+		t.Fatalf("after Keep: %+v", got)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE core.missions SET quiet_runs = $2 WHERE id = $1`, id, scheduler.StillUsefulAfter); err != nil {
+		t.Fatal(err)
+	}
+	b.post(t, fmt.Sprintf("/api/missions/%d/stop", id), nil, http.StatusOK)
+	if got, _ := b.missions.Get(ctx, id); got.Enabled || got.StillUseful() {
+		t.Fatalf("after Stop: %+v", got)
+	}
+}
+
+// Every new write route checks the CSRF token like the others.
+func TestSettingsWritesCheckCSRF(t *testing.T) {
+	b := serveSettings(t)
+	for _, path := range []string{"/api/accounts", "/api/accounts/work/test", "/api/accounts/work/enable", "/api/accounts/work/disable",
+		"/api/agents/helper/account", "/api/setup", "/api/missions", "/api/missions/1/run", "/api/missions/1/pause",
+		"/api/missions/1/resume", "/api/missions/1/keep", "/api/missions/1/stop"} {
+		if code, _ := do(t, "POST", b.ts.URL+path, map[string]string{dashboard.CSRFHeader: "", "Content-Type": "application/json"}, `{}`); code != http.StatusForbidden {
+			t.Errorf("POST %s without the CSRF header: %d", path, code)
+		}
+	}
+}
