@@ -22,6 +22,7 @@ import (
 	"buddi/queue"
 	"buddi/runtime/live"
 	"buddi/runtime/run"
+	"buddi/scheduler"
 	"buddi/supervisor"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/preview"
@@ -122,7 +123,9 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 			}},
 		Jobs: failedJobs{pool: src.Pool, q: w.q}, Developer: developerSettings{store: w.devStore, tailnet: w.node != nil},
 		Previews: previews{srv: w.previewSrv, port: w.previewPort}, Artifacts: artifactFiles{w.artifacts},
-		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken}
+		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken,
+		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
+		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert}}
 }
 
 // telegram is the Telegram surface's actor when a bot token is set, nil otherwise.

@@ -4,8 +4,8 @@ package web
 
 import "embed"
 
-// FS holds index.html, app.js (the pages), dom.js (the one rendering helper) and app.css at
-// its root.
+// FS holds index.html, app.js (the router and the pages it draws), pages.js (the owner pages),
+// dom.js (the one rendering helper) and app.css at its root.
 //
-//go:embed index.html app.js app.css dom.js
+//go:embed index.html app.js app.css dom.js pages.js
 var FS embed.FS

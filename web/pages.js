@@ -246,7 +246,7 @@ export function pages({ api, painter, act, say, when }) {
       (r.problems || []).length ? h('ul', { class: 'problems' }, r.problems.map(p => h('li', {}, p))) : null,
       h('div', { class: 'muted' }, words(' · ', words(' ', 'buddi', r.version || ''), words(' ', 'pid', r.pid || ''), r.started_at ? words(' ', 'up since', when(r.started_at)) : '', r.listener || '')),
       h('h2', {}, 'Supervision tree'),
-      h('ol', { class: 'tree' }, actors.map(a => h('li', { style: `--depth:${depth(a)}`, 'data-actor': a.path },
+      h('ol', { class: 'tree' }, actors.map(a => h('li', { class: 'depth-' + Math.min(depth(a), 5), 'data-actor': a.path },
         h('span', { class: 'name' }, (a.path || '').split('/').pop()),
         h('span', { class: words(' ', 'pill', a.state === 'running' ? 'enabled' : 'disabled') }, a.state),
         h('span', { class: 'muted' }, words(' · ', words(' ', a.restarts, a.restarts === 1 ? 'restart' : 'restarts'), a.strategy || ''))))),

@@ -344,7 +344,7 @@ func webUI() http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
 		switch r.URL.Path {
-		case "/", "/index.html", "/app.js", "/dom.js", "/app.css":
+		case "/", "/index.html", "/app.js", "/dom.js", "/pages.js", "/app.css":
 			files.ServeHTTP(w, r)
 		default:
 			writeError(w, http.StatusNotFound, "no such page")
