@@ -35,10 +35,24 @@ func TelegramAPI(token string) *telegram.API {
 
 // telegramDecide decides an action from a Telegram button: the trust core's one claim, with
 // the execution (or the run's resumption) enqueued in the same transaction.
-func telegramDecide(pool *pgxpool.Pool, insert executor.Inserter, reg *registry.Registry, key seal.Key) func(ctx context.Context, id string, approve bool) (action.Record, error) {
-	return func(ctx context.Context, id string, approve bool) (action.Record, error) {
-		return executor.Decide(ctx, pool, run.JobQueue{Inserter: insert}, reg, key, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
+func telegramDecide(pool *pgxpool.Pool, insert executor.Inserter, reg *registry.Registry, key seal.Key) func(ctx context.Context, d action.Decision) (action.Record, error) {
+	return func(ctx context.Context, d action.Decision) (action.Record, error) {
+		d.Surface = telegram.Surface
+		return executor.Decide(ctx, pool, run.JobQueue{Inserter: insert}, reg, key, d)
 	}
+}
+
+// telegramReusable says which tools allow a standing permission, so their cards offer
+// "Approve & remember".
+func telegramReusable(reg *registry.Registry) func(tool string) bool {
+	reusable := map[string]bool{}
+	if reg == nil {
+		return func(string) bool { return false }
+	}
+	for _, spec := range reg.Tools() {
+		reusable[spec.Name] = spec.ReusableApproval
+	}
+	return func(tool string) bool { return reusable[tool] }
 }
 
 // telegramHealth reads the surface's part of the health report.

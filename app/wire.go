@@ -136,7 +136,7 @@ func (w *wired) telegram() func() actors.Actor {
 	}
 	bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: w.src.Pool, Scrub: w.scrub, Key: w.seal, Log: w.log}, Conversations: w.convs,
 		Start: w.runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: w.catalog, Live: w.hub,
-		Decide: telegramDecide(w.src.Pool, w.insert, w.reg, w.seal), Log: w.log,
+		Decide: telegramDecide(w.src.Pool, w.insert, w.reg, w.seal), Reusable: telegramReusable(w.reg), Log: w.log,
 		Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {
 			a, err := w.artifacts.Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
 			return a.ID, err

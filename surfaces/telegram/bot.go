@@ -37,8 +37,12 @@ type Deps struct {
 	Live *live.Hub
 	// Artifacts keeps a file the owner sent and returns its id; nil refuses files politely.
 	Artifacts func(ctx context.Context, name, mediaType string, data []byte) (string, error)
-	// Decide records the owner's decision on an action (the trust core's one atomic claim).
-	Decide func(ctx context.Context, actionID string, approve bool) (action.Record, error)
+	// Decide records the owner's decision on an action (the trust core's one atomic claim),
+	// with its picks and what to remember; the bot sets the surface.
+	Decide func(ctx context.Context, d action.Decision) (action.Record, error)
+	// Reusable reports whether a tool allows a standing permission, so its card offers
+	// "Approve & remember"; nil offers it for none.
+	Reusable func(tool string) bool
 	// Log receives what the bot logs; nil discards.
 	Log *slog.Logger
 	// PollTimeout is getUpdates' long-poll; the client gives up 10 s after it. Default 25 s.
@@ -277,15 +281,41 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		return b.ignore(ctx, u, "a stranger's button", cq.From.ID)
 	}
 	parts := strings.Split(cq.Data, "|")
-	if len(parts) != 3 || (parts[0] != "approve" && parts[0] != "reject" && parts[0] != "offer") || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
+	verb, isCard := cardVerb{}, false
+	if len(parts) == 3 {
+		verb, isCard = parseVerb(parts[0])
+	}
+	if len(parts) != 3 || (!isCard && parts[0] != "offer") || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That button is not one of buddi's.")
 		return b.ignore(ctx, u, "a forged button", cq.From.ID)
 	}
 	if parts[0] == "offer" {
 		return b.takeOffer(ctx, u, cq, parts[1])
 	}
-	approve := parts[0] == "approve"
-	_, err = b.d.Decide(ctx, parts[1], approve)
+	d := action.Decision{ActionID: parts[1], Approve: verb.approve, Surface: Surface, Remember: verb.remember}
+	if !verb.legacy {
+		rec, err := action.Get(ctx, b.d.Store.Pool, parts[1])
+		if err != nil {
+			_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That could not be decided: "+text.FirstLine(err.Error()))
+			return b.done(ctx, u, "a card button for no action")
+		}
+		answer, err := decodeAnswer(verb.answer, rec.Envelope.Choices)
+		if err != nil {
+			_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That button does not fit the card: "+err.Error())
+			return b.done(ctx, u, "a card button that does not fit")
+		}
+		if !verb.decide { // a pick: the card is drawn again with it, and nothing is decided
+			if rec.Approval.State != action.Pending {
+				_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, fmt.Sprintf("Already %s.", rec.Approval.State))
+				return b.done(ctx, u, "a pick on a decided card")
+			}
+			_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "")
+			_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text, b.cardMarkup(rec, answer, b.reusable(rec.Tool)))
+			return b.done(ctx, u, "a pick")
+		}
+		d.Picks = answer.picks(rec.Envelope.Choices)
+	}
+	rec, err := b.d.Decide(ctx, d)
 	var lost *action.AlreadyDecidedError
 	switch {
 	case errors.As(err, &lost):
@@ -299,12 +329,22 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 	case err != nil:
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That could not be decided: "+text.FirstLine(err.Error()))
 	default:
-		verb := "Rejected"
-		if approve {
-			verb = "Approved"
+		said := "Rejected"
+		if d.Approve {
+			said = "Approved"
 		}
-		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, verb)
-		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+verb+" here.", nil)
+		answered := said
+		for _, c := range rec.Envelope.Choices {
+			answered += fmt.Sprintf(", %s: %s", c.Name, rec.Approval.Picks[c.Name])
+		}
+		switch d.Remember {
+		case action.RememberConversation:
+			answered += ", remembered for this conversation"
+		case action.RememberAll:
+			answered += ", remembered always"
+		}
+		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, said)
+		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+answered+" here.", nil)
 	}
 	return b.done(ctx, u, "a decision")
 }

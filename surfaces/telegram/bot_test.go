@@ -32,18 +32,19 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const owner, ownerChat = int64(42), int64(4242)
 
 type fixture struct {
-	t      testing.TB
-	pool   *pgxpool.Pool
-	api    *telegramtest.Server
-	store  *telegram.Store
-	convs  *conversation.Store
-	hub    *live.Hub
-	mu     sync.Mutex
-	runs   []string // runs the bot started
-	kept   []string // files kept as artifacts
-	nextID int64
-	cancel context.CancelFunc
-	done   chan error
+	t        testing.TB
+	pool     *pgxpool.Pool
+	api      *telegramtest.Server
+	store    *telegram.Store
+	convs    *conversation.Store
+	hub      *live.Hub
+	reusable map[string]bool // the tools that allow remember
+	mu       sync.Mutex
+	runs     []string // runs the bot started
+	kept     []string // files kept as artifacts
+	nextID   int64
+	cancel   context.CancelFunc
+	done     chan error
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -69,15 +70,25 @@ func (f *fixture) bot() *telegram.Bot {
 			f.runs = append(f.runs, runID)
 			return nil
 		},
-		Decide: func(ctx context.Context, id string, approve bool) (action.Record, error) {
+		Decide: func(ctx context.Context, d action.Decision) (action.Record, error) {
 			var rec action.Record
 			err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 				var err error
-				rec, err = action.Decide(ctx, tx, testKey, action.Decision{ActionID: id, Approve: approve, Surface: "telegram"})
+				if rec, err = action.Decide(ctx, tx, testKey, d); err != nil || d.Remember == action.RememberNone {
+					return err
+				}
+				// What the executor's Decide does with remember: the standing permission.
+				conv := ""
+				if d.Remember == action.RememberConversation {
+					conv = rec.ConversationID
+				}
+				spec := plugins.Spec{Name: rec.Tool, ReusableApproval: f.reusable[rec.Tool]}
+				_, err = action.Grant(ctx, tx, testKey, spec, rec.ToolVersion, rec.Agent, conv, d.Surface)
 				return err
 			})
 			return rec, err
 		},
+		Reusable: func(tool string) bool { return f.reusable[tool] },
 		Artifacts: func(_ context.Context, name, mediaType string, data []byte) (string, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

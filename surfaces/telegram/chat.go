@@ -219,15 +219,7 @@ func (b *Bot) follow(ctx context.Context, chat int64, conv, runID string) {
 					}
 				}
 			case "approval":
-				card := ev.Text
-				if ev.Preview != "" {
-					card += "\n\n" + ev.Preview
-				}
-				markup := &Markup{InlineKeyboard: [][]Button{{
-					{Text: "Approve", CallbackData: "approve|" + ev.ActionID + "|" + b.nonce(ev.ActionID, "approve")},
-					{Text: "Reject", CallbackData: "reject|" + ev.ActionID + "|" + b.nonce(ev.ActionID, "reject")},
-				}}}
-				if _, err := b.d.API.SendMessage(ctx, chat, clip(card), markup); err != nil {
+				if err := b.sendCard(ctx, chat, ev.ActionID, ev.Text, ev.Preview); err != nil {
 					b.d.Log.Warn("send a card", "err", err)
 				}
 			case "run.failed":
