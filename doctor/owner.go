@@ -72,9 +72,9 @@ func (r *Report) checkZone(z timezone.Zone) {
 
 // Agent is one agent and whether it can answer.
 type Agent struct {
-	ID        string `json:"id"`
-	Handle    string `json:"handle"`
-	Default   bool   `json:"default"`
+	ID        string `json:"id"`                // the agent's id
+	Handle    string `json:"handle"`            // its @handle
+	Default   bool   `json:"default"`           // it answers when no agent is named
 	Available bool   `json:"available"`         // it has a working account
 	Problem   string `json:"problem,omitempty"` // why not, and what to do, in one sentence
 	Assigned  bool   `json:"assigned"`          // the owner gave it an account (working or not)

@@ -57,20 +57,20 @@ type Notice struct {
 
 // Row is a stored notice.
 type Row struct {
-	ID             int64      `json:"id"`
-	Key            string     `json:"key"`
-	Kind           string     `json:"kind"`
-	Urgency        Urgency    `json:"urgency"`
-	Title          string     `json:"title"`
-	Body           string     `json:"body"`
-	Link           string     `json:"link"`
-	ConversationID string     `json:"conversation_id,omitempty"`
-	Routes         []string   `json:"routes"`
-	PushedAt       *time.Time `json:"pushed_at,omitempty"`
-	PushError      string     `json:"push_error,omitempty"`
-	SeenAt         *time.Time `json:"seen_at,omitempty"`
-	ActedAt        *time.Time `json:"acted_at,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
+	ID             int64      `json:"id"`                        // the row
+	Key            string     `json:"key"`                       // the notice's key (unique)
+	Kind           string     `json:"kind"`                      // what it is about
+	Urgency        Urgency    `json:"urgency"`                   // urgent, normal or info
+	Title          string     `json:"title"`                     // one line
+	Body           string     `json:"body"`                      // the rest
+	Link           string     `json:"link"`                      // the dashboard page it concerns
+	ConversationID string     `json:"conversation_id,omitempty"` // where it came from
+	Routes         []string   `json:"routes"`                    // where it went: dashboard, telegram, digest
+	PushedAt       *time.Time `json:"pushed_at,omitempty"`       // when the phone took it
+	PushError      string     `json:"push_error,omitempty"`      // why the phone did not
+	SeenAt         *time.Time `json:"seen_at,omitempty"`         // when the owner saw it on the dashboard
+	ActedAt        *time.Time `json:"acted_at,omitempty"`        // when the owner acted on it
+	CreatedAt      time.Time  `json:"created_at"`                // when it was told
 }
 
 // Pusher sends a notice to the owner's phone.
@@ -84,11 +84,11 @@ var ErrNoPhone = errors.New("no phone is paired: pair one with `buddi telegram p
 
 // Notifier is notifyOwner. Pool is required; the rest may be nil.
 type Notifier struct {
-	Pool    *pgxpool.Pool
+	Pool    *pgxpool.Pool   // where the rows are written
 	Phone   Pusher          // the owner's phone; nil: none
 	Present func() bool     // whether the owner has the dashboard open now; nil: never
 	Scrub   redact.Scrubber // takes stored secrets out of what is told
-	Log     *slog.Logger
+	Log     *slog.Logger    // hears of failed pushes; nil discards
 }
 
 func (n *Notifier) log() *slog.Logger {

@@ -19,7 +19,7 @@ import (
 // look whether it happened. Whatever path wrote the event, this is the one that tells; it
 // runs every minute and at start, and a rerun tells nothing twice (the key is the event's).
 type UnknownWatch struct {
-	Notifier *Notifier
+	Notifier *Notifier // tells the owner
 }
 
 // UnknownArgs is the watch's periodic job.
