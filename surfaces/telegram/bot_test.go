@@ -483,3 +483,49 @@ func TestOfferButtons(t *testing.T) {
 
 // testKey is the installation's seal key of these tests.
 var testKey, _ = seal.New(bytes.Repeat([]byte{3}, 32))
+
+// While the provider makes buddi wait, the reply in progress says so; an attempt that broke
+// off is dropped, and the reply that finishes is the next attempt's text alone.
+func TestWaitingAndABrokenAttemptOnThePhone(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.pair()
+	f.handled(1)
+	f.push(text(owner, ownerChat, "private", "hello"))
+	var run string
+	pgtest.Eventually(t, "the run", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.runs) == 1 {
+			run = f.runs[0]
+		}
+		return run != ""
+	})
+	pgtest.Eventually(t, "Working on it…", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) == 2 })
+	convs, _ := f.convs.List(context.Background(), "helper", 1)
+	conv := convs[0].ID
+	edited := func(want string) {
+		t.Helper()
+		pgtest.Eventually(t, "an edit saying "+want, func() bool {
+			for _, e := range f.api.Calls("editMessageText") {
+				if strings.Contains(e.Params["text"].(string), want) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.waiting", Text: "The provider is busy. buddi tries again at 15:04:05."})
+	edited("tries again at 15:04:05")
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "text", Text: "Half an ans"})
+	edited("Half an ans")
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.retrying", Text: "The answer broke off. buddi tries again at 15:05:00."})
+	edited("broke off")
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "text", Text: "A whole answer."})
+	f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "run.finished"})
+	edited("A whole answer.")
+	edits := f.api.Calls("editMessageText")
+	if last := edits[len(edits)-1].Params["text"].(string); last != "A whole answer." {
+		t.Fatalf("the reply ends as %q, want the whole answer alone", last)
+	}
+}

@@ -222,6 +222,16 @@ func (b *Bot) follow(ctx context.Context, chat int64, conv, runID string) {
 				if err := b.sendCard(ctx, chat, ev.ActionID, ev.Text, ev.Preview); err != nil {
 					b.d.Log.Warn("send a card", "err", err)
 				}
+			case "run.waiting", "run.retrying":
+				// The provider made buddi wait, or the attempt broke off (its text is void):
+				// the reply in progress says so, and when buddi tries again.
+				if ev.Type == "run.retrying" {
+					text.Reset()
+				}
+				if err := b.d.API.EditMessageText(ctx, chat, first.MessageID, clip(ev.Text), nil); err != nil {
+					b.d.Log.Warn("edit", "err", err)
+				}
+				shown = ""
 			case "run.failed":
 				msg := ev.Text
 				if text.Len() > 0 {
