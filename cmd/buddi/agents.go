@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -44,6 +45,28 @@ func (c agentsTestCmd) Run(env *runEnv) error {
 	}
 	if !found {
 		return &exitError{code: 3, err: fmt.Errorf("%s has no provider account: give it one with `buddi agents set %s --account NAME --model MODEL`", id, c.Agent)}
+	}
+	// A running buddi is asked: its vault and accounts are the ones the agent's runs use.
+	if status, server := serverAgents(); server != nil {
+		st, ok := status[id]
+		if !ok {
+			return &exitError{code: 1, err: fmt.Errorf("the running buddi has no agent %s: `buddi agents list` shows who there is", id)}
+		}
+		if !st.ok {
+			return &exitError{code: 3, err: fmt.Errorf("the running buddi cannot run %s: %s", c.Agent, st.sentence)}
+		}
+		var res struct {
+			OK       bool   `json:"ok"`
+			Sentence string `json:"sentence"`
+		}
+		if err := server.do("POST", "/api/accounts/"+url.PathEscape(as.Account)+"/test", map[string]string{"model": as.Model}, &res); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, res.Sentence)
+		if !res.OK {
+			return &exitError{code: 1}
+		}
+		return nil
 	}
 	a, err := store.Get(env.ctx, as.Account)
 	if err != nil {
@@ -197,7 +220,44 @@ type availability struct {
 
 // agentStatus checks each agent's account, model and credential. Without a database the
 // answer is unknown, said once.
+// serverAgents asks the running buddi which agents can run, from its own vault and accounts
+// (so the command line and the server can never disagree); nil when none answers, and the
+// command line then checks for itself.
+func serverAgents() (map[string]availability, *chatClient) {
+	c, err := newChatClient()
+	if err != nil {
+		return nil, nil
+	}
+	var got struct {
+		Agents []struct {
+			ID        string `json:"id"`
+			Available bool   `json:"available"`
+			Problem   string `json:"problem"`
+		} `json:"agents"`
+	}
+	if err := c.do("GET", "/api/agents", nil, &got); err != nil {
+		return nil, nil
+	}
+	out := map[string]availability{}
+	for _, a := range got.Agents {
+		av := availability{ok: a.Available, word: "ready", sentence: a.Problem}
+		if !a.Available {
+			av.word = "unavailable"
+		}
+		out[a.ID] = av
+	}
+	return out, c
+}
+
 func agentStatus(env *runEnv, all []agents.Agent) map[string]availability {
+	if status, server := serverAgents(); server != nil {
+		for _, a := range all {
+			if _, ok := status[a.ID]; !ok {
+				status[a.ID] = availability{word: "unknown", sentence: "the running buddi does not know this agent yet (it reads the agent files as they change)"}
+			}
+		}
+		return status
+	}
 	out := map[string]availability{}
 	store, src, err := openAccounts(env)
 	if err != nil {
