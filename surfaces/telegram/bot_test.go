@@ -194,20 +194,7 @@ func TestStreamedReplyAndSplit(t *testing.T) {
 	f.pair()
 	f.handled(1)
 	f.push(text(owner, ownerChat, "private", "write me a long story"))
-	var run string
-	pgtest.Eventually(t, "the run", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if len(f.runs) == 1 {
-			run = f.runs[0]
-		}
-		return run != ""
-	})
-	pgtest.Eventually(t, "Working on it…", func() bool {
-		return len(sentTexts(f.api.Calls("sendMessage"))) == 2
-	})
-	convs, _ := f.convs.List(context.Background(), "helper", 1)
-	conv := convs[0].ID
+	run, conv := f.firstRun()
 	para := strings.Repeat("word ", 500) // 2,500 characters
 	for i := 0; i < 3; i++ {
 		before := len(f.api.Calls("editMessageText"))
@@ -492,18 +479,7 @@ func TestWaitingAndABrokenAttemptOnThePhone(t *testing.T) {
 	f.pair()
 	f.handled(1)
 	f.push(text(owner, ownerChat, "private", "hello"))
-	var run string
-	pgtest.Eventually(t, "the run", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if len(f.runs) == 1 {
-			run = f.runs[0]
-		}
-		return run != ""
-	})
-	pgtest.Eventually(t, "Working on it…", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) == 2 })
-	convs, _ := f.convs.List(context.Background(), "helper", 1)
-	conv := convs[0].ID
+	run, conv := f.firstRun()
 	edited := func(want string) {
 		t.Helper()
 		pgtest.Eventually(t, "an edit saying "+want, func() bool {
@@ -528,4 +504,24 @@ func TestWaitingAndABrokenAttemptOnThePhone(t *testing.T) {
 	if last := edits[len(edits)-1].Params["text"].(string); last != "A whole answer." {
 		t.Fatalf("the reply ends as %q, want the whole answer alone", last)
 	}
+}
+
+// firstRun waits for the run the paired owner's first message started and its "Working on
+// it…", and returns the run and its conversation.
+func (f *fixture) firstRun() (run, conv string) {
+	f.t.Helper()
+	pgtest.Eventually(f.t, "the run", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.runs) == 1 {
+			run = f.runs[0]
+		}
+		return run != ""
+	})
+	pgtest.Eventually(f.t, "Working on it…", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) == 2 })
+	convs, err := f.convs.List(context.Background(), "helper", 1)
+	if err != nil || len(convs) == 0 {
+		f.t.Fatalf("the conversation: %v", err)
+	}
+	return run, convs[0].ID
 }
