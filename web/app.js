@@ -3,6 +3,7 @@
 // in as text, and the only HTML is the server's sanitised Markdown.
 
 import { h, fill, add, words, sanitised } from '/dom.js';
+import { pages } from '/pages.js';
 
 const port = location.port || (location.protocol === 'https:' ? '443' : '80');
 const csrfCookie = 'buddi_csrf_' + port;
@@ -64,14 +65,46 @@ async function drawRail() {
 }
 
 // --- approval cards, shared by Home and Chat ---
+// A card offers the action's declared choices (the default picked) and, for a tool that
+// allows it, "remember" for this conversation or always; Approve sends what is picked.
+let cardSerial = 0;
 function approvalCard(a, onDone) {
   const env = a.envelope || {};
-  return h('div', { class: 'card approval', 'data-action': a.id },
+  const serial = ++cardSerial; // radio groups are named per card, so two cards never share one
+  const choices = (env.choices || []).map((c, i) => {
+    const options = c.options || [];
+    const label = h('span', { class: 'choice-name' }, c.name);
+    if (options.length > 4) {
+      return h('label', { class: 'choice', 'data-choice': c.name }, label, ' ',
+        h('select', { name: c.name },
+          c.default ? null : h('option', { value: '', selected: true, disabled: true }, 'choose'),
+          options.map(o => h('option', { value: o, selected: o === c.default }, o))));
+    }
+    return h('fieldset', { class: 'choice', 'data-choice': c.name }, h('legend', {}, c.name),
+      options.map(o => h('label', {}, h('input', { type: 'radio', name: `c${serial}-${i}`, value: o, checked: o === c.default }), ' ', o)));
+  });
+  const remember = a.reusable ? h('fieldset', { class: 'choice remember' }, h('legend', {}, 'Remember'),
+    [['', 'just this once'], a.conversation_id ? ['conversation', 'this conversation'] : null, ['all', 'always']]
+      .filter(Boolean)
+      .map(([v, text]) => h('label', {}, h('input', { type: 'radio', name: `r${serial}`, value: v, checked: v === '' }), ' ', text))) : null;
+  const card = h('div', { class: 'card approval', 'data-action': a.id },
     h('div', {}, h('strong', {}, env.summary || a.tool), ' ', h('span', { class: 'muted' }, words(' · ', a.agent, a.tool))),
     env.preview || a.card ? h('pre', {}, env.preview || a.card) : null,
+    choices.length || remember ? h('div', { class: 'choices' }, choices, remember) : null,
     h('div', { class: 'buttons' },
-      h('button', { class: 'primary', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/approve`), 'Approved').then(onDone) }, 'Approve'),
+      h('button', { class: 'primary', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/approve`, decision()), 'Approved').then(onDone) }, 'Approve'),
       h('button', { class: 'danger', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/reject`), 'Rejected').then(onDone) }, 'Reject')));
+  // decision reads what the owner picked on this card.
+  function decision() {
+    const picks = {};
+    for (const f of card.querySelectorAll('[data-choice]')) {
+      const picked = f.querySelector('select') || f.querySelector('input:checked');
+      if (picked && picked.value) picks[f.dataset.choice] = picked.value;
+    }
+    const r = card.querySelector('.remember input:checked');
+    return r && r.value ? { picks, remember: r.value } : { picks };
+  }
+  return card;
 }
 
 // placeCard puts a card in the thread once: a card is keyed by its action, whichever of the
@@ -367,6 +400,9 @@ function painter() {
   };
 }
 
+// more is the owner pages of pages.js: Settings → Accounts and models, the first run, Missions, Health.
+const more = pages({ api, painter, act, say, when });
+
 async function refresh() {
   generation++;
   const [, page, arg] = (location.hash || '#/home').split('/');
@@ -378,8 +414,11 @@ async function refresh() {
   try {
     if (current.page === 'chat') await drawChat(current.agent);
     else if (current.page === 'activity') await drawActivity();
+    else if (current.page === 'settings' && arg === 'accounts') await more.settings();
     else if (current.page === 'settings') await drawDeveloper();
-    else await drawHome();
+    else if (current.page === 'missions') await more.missions();
+    else if (current.page === 'health') await more.health();
+    else if (!(await more.firstRun())) await drawHome();
   } catch (e) { say(e.message); }
 }
 

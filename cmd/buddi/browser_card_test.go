@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"buddi/runtime/provider"
+	pt "buddi/runtime/providertest"
+)
+
+// A card's declared choice decided from Home in a real browser: the agent runs a command that
+// asks (env is not on the run list), the owner picks "exactly this command" for "remember in
+// this workspace" (not the default) on Home and approves; the command is then remembered, and
+// the same command asked for again runs without a card.
+func TestCardChoiceFromHomeInBrowser(t *testing.T) {
+	model, s, vars := scriptedServe(t)
+	dir := t.TempDir()
+	run := func(id string) pt.Reply {
+		return pt.Reply{Text: []string{"Running it."}, InputTokens: 10, OutputTokens: 5,
+			ToolCalls: []pt.ToolCall{{ID: id, Name: provider.WireToolName("developer.run"), Args: `{"command":"env"}`}}}
+	}
+	model.Script(
+		pt.Reply{Text: []string{"A workspace first."}, InputTokens: 10, OutputTokens: 5,
+			ToolCalls: []pt.ToolCall{{ID: "toolu_ws", Name: provider.WireToolName("developer.workspace"), Args: `{"directory":"` + dir + `"}`}}},
+		run("toolu_run1"),
+		pt.Text("Ran it once."),
+		run("toolu_run2"),
+		pt.Text("Ran it again."),
+	)
+	ctx := browser(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
+	type css = chromedp.CSS
+	eval := func(js string) string {
+		t.Helper()
+		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return out
+	}
+	poll := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
+			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
+		}
+	}
+	do := func(what string, a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, a); err != nil {
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
+		}
+	}
+	var link struct{ URL string }
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
+		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
+	}
+	do("viewport", chromedp.EmulateViewport(1280, 900))
+	do("sign in", chromedp.Navigate(link.URL))
+	do("open the chat", chromedp.Navigate(base+"/#/chat/developer"))
+	do("see the composer", chromedp.WaitVisible(css(`form.compose textarea`)))
+	do("type", typeInto(css(`form.compose textarea`), "run env in my project"))
+	do("send", chromedp.Click(css(`form.compose button[type=submit]`)))
+	// The workspace's card carries no choice; it is approved in the chat.
+	do("see the workspace card", chromedp.WaitVisible(css(`#thread .approval button.primary`)))
+	if n := eval(`String(document.querySelectorAll('#thread .approval .choice').length)`); n != "0" {
+		t.Errorf("the workspace card shows %s choices, want none", n)
+	}
+	do("approve the workspace", chromedp.Click(css(`#thread .approval button.primary`)))
+
+	// The command's card waits on Home with its choice, the default picked.
+	eval(`location.hash = '#/home'`)
+	poll("Home shows the command's card with its choice", `!!document.querySelector('main .approval [data-choice="remember in this workspace"] input:checked') && document.querySelector('main .approval').innerText.includes('env')`)
+	if got := eval(`document.querySelector('main .approval [data-choice] input:checked').value`); got != "no" {
+		t.Errorf("the picked option before the owner chooses: %q, want the default \"no\"", got)
+	}
+	if got := eval(`[...document.querySelectorAll('main .approval [data-choice] label')].map(l => l.innerText.trim()).join('|')`); got != "no|exactly this command" {
+		t.Errorf("the options drawn: %q", got)
+	}
+	if n := eval(`String(document.querySelectorAll('main .approval .remember').length)`); n != "0" {
+		t.Errorf("developer.run does not allow a standing permission, yet its card offers remember (%s)", n)
+	}
+	// At 390 px the card and its choice fit the page; the screenshot is kept.
+	do("narrow", chromedp.EmulateViewport(390, 900))
+	poll("the card fits 390 px", `document.documentElement.scrollWidth <= 390`)
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil || len(png) < 1000 {
+		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
+	} else if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "home-card-choice-390.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do("viewport", chromedp.EmulateViewport(1280, 900))
+	do("pick exactly this command", chromedp.Click(css(`main .approval [data-choice] input[value="exactly this command"]`)))
+	do("approve on Home", chromedp.Click(css(`main .approval button.primary`)))
+	poll("Home without the card", `document.querySelector('main').innerText.includes('No approvals are waiting.')`)
+
+	// The pick was decided with the approval, and the command is remembered.
+	var decided []struct {
+		Tool     string
+		Approval struct{ Picks map[string]string }
+	}
+	s.getJSON(t, "/api/approvals?state=all", &decided)
+	picked := false
+	for _, a := range decided {
+		picked = picked || (a.Tool == "developer.run" && a.Approval.Picks["remember in this workspace"] == "exactly this command")
+	}
+	if !picked {
+		t.Fatalf("approvals = %+v: want developer.run decided with the pick", decided)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var settings any
+		s.getJSON(t, "/api/developer", &settings)
+		raw, _ := json.Marshal(settings)
+		if strings.Contains(string(raw), `"command":"env"`) && strings.Contains(string(raw), `"prefix":false`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("developer settings never list env as remembered:\n%s", raw)
+		}
+		time.Sleep(200 * time.Millisecond) // polling the server's state with a deadline
+	}
+
+	// The same command again runs without a card.
+	eval(`location.hash = '#/chat/developer'`)
+	poll("the first run's answer", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Ran it once.')`)
+	do("type again", typeInto(css(`form.compose textarea`), "and once more"))
+	do("send again", chromedp.Click(css(`form.compose button[type=submit]`)))
+	poll("the second run's answer", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Ran it again.')`)
+	var runs []struct{ Tool string }
+	s.getJSON(t, "/api/approvals?state=all", &runs)
+	n := 0
+	for _, a := range runs {
+		if a.Tool == "developer.run" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("developer.run made %d cards, want 1: the remembered command runs without one", n)
+	}
+}
