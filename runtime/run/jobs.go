@@ -282,7 +282,7 @@ func (r *Runner) settle(ctx context.Context, m Meta, job *rivertype.JobRow, err 
 	// failed for want of setup is a step for the owner to take, and an interactive turn is
 	// settled there: neither is also a failed job. An unattended run's failure is.
 	var setup *Problem
-	if m.Interactive || errors.As(err, &setup) {
+	if m.Interactive || (errors.As(err, &setup) && setup.Settled()) {
 		r.log().Info("a failed turn was told to the owner; its job is done", "run", m.RunID, "why", why)
 		return nil
 	}

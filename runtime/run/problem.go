@@ -27,6 +27,11 @@ func (p *Problem) Error() string {
 // Unwrap returns the cause.
 func (p *Problem) Unwrap() error { return p.Err }
 
+// Settled reports whether the owner's answer to the problem is theirs to give (a setup step
+// to take, or a turn they stopped): its job has nothing left to do. A turn that crashed in
+// buddi's own code is not settled so: an unattended one stays a failed job.
+func (p *Problem) Settled() bool { return p.Kind != "crashed" }
+
 // Classify returns the class of err over its whole cause chain: a Problem is permanent, a
 // provider error says its own class, anything else is judged by its cause.
 func Classify(err error) provider.Class {
