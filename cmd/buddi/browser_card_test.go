@@ -117,19 +117,13 @@ func TestCardChoiceFromHomeInBrowser(t *testing.T) {
 	if !picked {
 		t.Fatalf("approvals = %+v: want developer.run decided with the pick", decided)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	var raw []byte
+	waitFor(t, "env remembered in the developer settings", time.Minute, func() bool {
 		var settings any
 		s.getJSON(t, "/api/developer", &settings)
-		raw, _ := json.Marshal(settings)
-		if strings.Contains(string(raw), `"command":"env"`) && strings.Contains(string(raw), `"prefix":false`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("developer settings never list env as remembered:\n%s", raw)
-		}
-		time.Sleep(200 * time.Millisecond) // polling the server's state with a deadline
-	}
+		raw, _ = json.Marshal(settings)
+		return strings.Contains(string(raw), `"command":"env"`) && strings.Contains(string(raw), `"prefix":false`)
+	})
 
 	// The same command again runs without a card.
 	eval(`location.hash = '#/chat/developer'`)
