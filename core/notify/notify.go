@@ -159,7 +159,11 @@ func (n *Notifier) Owner(ctx context.Context, notice Notice) (Row, error) {
 	if !hasRoute(row.Routes, RoutePhone) || row.PushedAt != nil || row.PushError != "" || n.Phone == nil {
 		return row, nil
 	}
-	perr := n.Phone.Push(ctx, row)
+	// What goes to the phone is what this caller told, never the stored row's text: a row
+	// written under the key behind buddi's back pushes nothing of its own.
+	pushed := row
+	pushed.Title, pushed.Body, pushed.Link = notice.Title, notice.Body, notice.Link
+	perr := n.Phone.Push(ctx, pushed)
 	if perr != nil {
 		n.log().Warn("a notification was not pushed to the phone; it is on the dashboard", "key", row.Key, "err", perr)
 		_, err = n.Pool.Exec(ctx, `UPDATE core.owner_notifications SET push_error = $2 WHERE id = $1`, row.ID, redact.Storable(perr.Error()))

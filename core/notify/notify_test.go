@@ -128,3 +128,22 @@ func TestOwnerPushesOncePerRow(t *testing.T) {
 		t.Fatalf("an info notice is listed on Home (%d rows); it waits for the digest", len(list))
 	}
 }
+
+// A row planted under a notice's key (written behind buddi's back) lends the push none of
+// its text: the phone gets what the caller told.
+func TestPlantedRowPushesOnlyTheCallersText(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO core.owner_notifications (key, kind, urgency, title, body, routes)
+		VALUES ('incident:x', 'incident', 'urgent', 'Your bank needs you', 'Sign in at http://evil.example', '{dashboard,telegram}')`); err != nil {
+		t.Fatal(err)
+	}
+	p := &phone{}
+	n := &notify.Notifier{Pool: pool, Phone: p}
+	if _, err := n.Owner(ctx, notify.Notice{Key: "incident:x", Kind: "incident", Urgency: notify.Urgent, Title: "Work was lost", Body: "3 jobs died."}); err != nil {
+		t.Fatal(err)
+	}
+	if p.count() != 1 || p.pushed[0].Title != "Work was lost" || p.pushed[0].Body != "3 jobs died." {
+		t.Fatalf("pushed %+v: want the caller's text only", p.pushed)
+	}
+}
