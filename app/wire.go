@@ -125,7 +125,8 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 		Previews: previews{srv: w.previewSrv, port: w.previewPort}, Artifacts: artifactFiles{w.artifacts},
 		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken,
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
-		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert}}
+		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
+		Watch:    w.watchDeps(), Phone: w.phoneDeps()}
 }
 
 // telegram is the Telegram surface's actor when a bot token is set, nil otherwise.

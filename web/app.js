@@ -4,6 +4,9 @@
 
 import { h, fill, add, words, sanitised } from '/dom.js';
 import { pages } from '/pages.js';
+import { watch } from '/watch.js';
+import { phone } from '/phone.js';
+import { settingsNav } from '/nav.js';
 
 const port = location.port || (location.protocol === 'https:' ? '443' : '80');
 const csrfCookie = 'buddi_csrf_' + port;
@@ -359,6 +362,7 @@ async function drawDeveloper() {
   const d = await api('GET', '/api/developer');
   const workspaces = d.workspaces || [], processes = d.processes || [], allowed = d.allowed || [], tailnet = d.tailnet || {};
   paint(
+    settingsNav('developer'),
     h('h2', {}, 'Settings → Developer'),
     h('p', { class: 'sentence' }, d.sentence),
     h('h2', {}, 'Workspaces'),
@@ -402,6 +406,10 @@ function painter() {
 
 // more is the owner pages of pages.js: Settings → Accounts and models, the first run, Missions, Health.
 const more = pages({ api, painter, act, say, when });
+// watched is watch.js's Reminders and Sentinels and alerts; phoned is phone.js's Settings →
+// Telegram and Settings → Tailnet. Both take the same helpers as pages.js.
+const watched = watch({ api, painter, act, say, when });
+const phoned = phone({ api, painter, act, say, when });
 
 async function refresh() {
   generation++;
@@ -415,6 +423,10 @@ async function refresh() {
     if (current.page === 'chat') await drawChat(current.agent);
     else if (current.page === 'activity') await drawActivity();
     else if (current.page === 'settings' && arg === 'accounts') await more.settings();
+    else if (current.page === 'settings' && arg === 'telegram') await phoned.telegram();
+    else if (current.page === 'settings' && arg === 'tailnet') await phoned.tailnet();
+    else if (current.page === 'reminders') await watched.reminders();
+    else if (current.page === 'alerts') await watched.alerts();
     else if (current.page === 'settings') await drawDeveloper();
     else if (current.page === 'missions') await more.missions();
     else if (current.page === 'health') await more.health();

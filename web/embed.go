@@ -5,7 +5,8 @@ package web
 import "embed"
 
 // FS holds index.html, app.js (the router and the pages it draws), pages.js (the owner pages),
-// dom.js (the one rendering helper) and app.css at its root.
+// watch.js (Reminders, Sentinels and alerts), phone.js (Settings → Telegram and Tailnet),
+// nav.js (the Settings sub-navigation), dom.js (the one rendering helper) and app.css at its root.
 //
-//go:embed index.html app.js app.css dom.js pages.js
+//go:embed index.html app.js app.css dom.js pages.js watch.js phone.js nav.js
 var FS embed.FS

@@ -3,6 +3,7 @@
 // pages share with it; everything is drawn with dom.js's h.
 
 import { h, words } from '/dom.js';
+import { settingsNav } from '/nav.js';
 
 // pages builds the pages over the app's helpers: api(method, path, body), painter() (a paint
 // function that draws the page unless the owner has moved on), act(fn, doneText) (does, says
@@ -97,7 +98,7 @@ export function pages({ api, painter, act, say, when }) {
     const models = {};
     for (const g of list) if (g.account && !models[g.account]) models[g.account] = g.model;
     paint(
-      h('nav', { class: 'sub' }, h('a', { href: '#/settings/accounts', class: 'active' }, 'Accounts and models'), h('a', { href: '#/settings/developer' }, 'Developer')),
+      settingsNav('accounts'),
       h('h2', {}, 'Settings → Accounts and models'),
       accounts.length ? accounts.map(a => accountCard(a, models)) : h('p', { class: 'muted' }, 'No account yet: add one below, or start from Home.'),
       accountForm(() => settings()),

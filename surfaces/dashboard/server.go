@@ -92,6 +92,10 @@ type Deps struct {
 	Probe Prober
 	// Missions serves the Missions page; nil leaves those routes out.
 	Missions Missions
+	// Watch serves the Reminders and Sentinels and alerts pages; nil leaves those routes out.
+	Watch *Watch
+	// Phone serves Settings → Telegram and Settings → Tailnet; nil leaves those routes out.
+	Phone *Phone
 	// RequestTimeout bounds every request but a websocket, its credential's check included,
 	// so a database that hangs gets the owner an answer, not a wait. Default 15 s.
 	RequestTimeout time.Duration
@@ -171,6 +175,8 @@ func NewServer(deps Deps) *Server {
 		s.handle("GET /api/artifacts/{id}", s.artifact)
 	}
 	s.settingsRoutes()
+	s.watchRoutes()
+	s.phoneRoutes()
 	s.mux.Handle("GET /", webUI())
 	s.routes = append(s.routes, "GET /")
 	handler := s.gate(mux)
