@@ -15,6 +15,7 @@ import (
 	"buddi/datadir"
 	"buddi/dbsource"
 	"buddi/doctor"
+	"buddi/internal/timezone"
 	"buddi/pgcluster"
 	"buddi/version"
 )
@@ -140,6 +141,7 @@ func loadConfig() (config.Config, error) {
 	if err != nil {
 		return cfg, &exitError{code: doctor.ExitUsage, err: err}
 	}
+	timezone.UseHome(cfg.Home)
 	return cfg, nil
 }
 

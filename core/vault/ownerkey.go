@@ -321,6 +321,8 @@ func OpenWithKey(path string, o KeyOptions) (Vault, Key, error) {
 	}
 	if fv, ok := v.(*fileVault); ok {
 		fv.noKeyReason = noKeySentence(path, o, key)
+		// No key anywhere yet: the vault opens by itself once buddi init makes one.
+		return &awaitingKey{path: path, o: o, inner: fv}, key, nil
 	}
 	return v, key, nil
 }

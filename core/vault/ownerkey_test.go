@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -228,5 +229,44 @@ func TestOwnerKeyOptions(t *testing.T) {
 	env["BUDDI_KEYCHAIN"] = "sometimes"
 	if _, err := OwnerKeyOptions(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "say off") {
 		t.Errorf("BUDDI_KEYCHAIN=sometimes: %v", err)
+	}
+}
+
+// A vault opened before any key exists is locked, saying to run buddi init; once a key is
+// made (as buddi init makes it) the same vault opens without being opened again, and what it
+// stores is sealed with that key.
+func TestVaultOpensOnceTheKeyIsMade(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vault.json")
+	o := KeyOptions{NoKeychain: true, File: filepath.Join(dir, "config", "buddi", "vault.key")}
+	v, key, err := OpenWithKey(path, o)
+	if err != nil || key.Source != KeyNowhere {
+		t.Fatalf("open with no key: %v %+v", err, key)
+	}
+	err = v.Check()
+	wantLocked(t, err, "buddi init")
+	if _, err := CreateKey(o); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for v.Check() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the vault is still locked after the key was made: %v", v.Check())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := v.Set("API_KEY", "sk-1"); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := OpenWithKey(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := again.Get("API_KEY"); err != nil || got != "sk-1" {
+		t.Fatalf("the secret read through the key file: %q %v", got, err)
+	}
+	if !strings.HasPrefix(v.String(), "file vault ") {
+		t.Errorf("String: %q", v.String())
 	}
 }

@@ -24,7 +24,11 @@ const (
 	FromLocaltime = "/etc/localtime" // the target of the /etc/localtime link
 	FromTimezone  = "/etc/timezone"  // the first line of /etc/timezone
 	FromNowhere   = ""               // nothing named a zone: UTC
+	FromSaved     = "saved"          // the zone buddi init saved in the home (SavedFile)
 )
+
+// SavedFile is the file in buddi's home that holds the owner's zone, one IANA name on a line.
+const SavedFile = "timezone"
 
 // Zone is the owner's time zone and where it was found.
 type Zone struct {
@@ -61,10 +65,73 @@ func Load(name string) (*time.Location, error) {
 // UTC with a note saying so. `buddi init` saves what it finds.
 func Detect() Zone { return DetectIn("/", os.Getenv) }
 
-var local = sync.OnceValue(Detect)
+// The home Local reads the saved zone from (UseHome).
+var (
+	localMu   sync.Mutex
+	localHome string
+)
 
-// Local is Detect, read once per process: the default zone of a new mission or reminder.
-func Local() Zone { return local() }
+// detected is Detect, read once per process.
+var detected = sync.OnceValue(Detect)
+
+// UseHome makes Local read the zone saved in home (Owner) instead of only the machine's.
+// buddi's commands call it once they know their home.
+func UseHome(home string) {
+	localMu.Lock()
+	defer localMu.Unlock()
+	localHome = home
+}
+
+// Local is the owner's zone: the one saved in the home UseHome named, read afresh each time
+// (a running buddi sees what buddi init saves), else the machine's, found once per process.
+// It is the default zone of a new mission or reminder.
+func Local() Zone {
+	localMu.Lock()
+	home := localHome
+	localMu.Unlock()
+	if home == "" {
+		return detected()
+	}
+	return owner(home, detected)
+}
+
+// Owner is the owner's zone for the buddi whose home is home: the one saved there (Save),
+// else the one found on this machine (Detect). A saved file that names no zone is passed
+// over with a note, as if nothing were saved.
+func Owner(home string) Zone { return owner(home, Detect) }
+
+func owner(home string, detect func() Zone) Zone {
+	raw, err := os.ReadFile(filepath.Join(home, SavedFile))
+	if err != nil {
+		return detect()
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	if name := strings.TrimSpace(first); valid(name) {
+		return Zone{Name: name, Source: FromSaved}
+	}
+	z := detect()
+	if z.Note == "" {
+		z.Note = fmt.Sprintf("%s does not name a time zone, so the machine's is used: run `buddi init --force` or `buddi doctor --fix` to save it again", filepath.Join(home, SavedFile))
+	}
+	return z
+}
+
+// Save keeps name as the owner's zone in home, where Owner and Local read it; it refuses a
+// name that is not a zone.
+func Save(home, name string) error {
+	if !valid(name) {
+		return fmt.Errorf("time zone %q is not an IANA zone: name one, like Europe/Berlin", name)
+	}
+	path := filepath.Join(home, SavedFile)
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
+		return fmt.Errorf("save the time zone in %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save the time zone in %s: %w", path, err)
+	}
+	return nil
+}
 
 // DetectIn is Detect with the machine's root directory and environment given (for tests, a
 // temporary directory and a map).

@@ -116,3 +116,38 @@ func FuzzFromPath(f *testing.F) {
 		}
 	})
 }
+
+// A zone saved in the home is the owner's, whatever the machine says; a file that names no
+// zone is passed over with a note; Save refuses a name that is not a zone.
+func TestSavedZoneIsTheOwners(t *testing.T) {
+	home := t.TempDir()
+	if z := timezone.Owner(home); z.Source == timezone.FromSaved {
+		t.Fatalf("nothing saved yet, but Owner says %+v", z)
+	}
+	for _, bad := range []string{"", "Local", "Mars/Olympus", "../etc/passwd", "/usr/share/zoneinfo/Europe/Berlin"} {
+		if err := timezone.Save(home, bad); err == nil {
+			t.Errorf("timezone.Save(%q) was accepted", bad)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, timezone.SavedFile)); !os.IsNotExist(err) {
+		t.Fatalf("a refused zone left a file: %v", err)
+	}
+	timezone.UseHome(home)
+	t.Cleanup(func() { timezone.UseHome("") })
+	before := timezone.Local()
+	if err := timezone.Save(home, "Pacific/Chatham"); err != nil {
+		t.Fatal(err)
+	}
+	if z := timezone.Owner(home); z.Name != "Pacific/Chatham" || z.Source != timezone.FromSaved || !z.Found() {
+		t.Fatalf("saved zone read as %+v", z)
+	}
+	if z := timezone.Local(); z.Name != "Pacific/Chatham" {
+		t.Fatalf("Local after Save in its home: %+v (before: %+v)", z, before)
+	}
+	if err := os.WriteFile(filepath.Join(home, timezone.SavedFile), []byte("not a zone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if z := timezone.Owner(home); z.Source == timezone.FromSaved || z.Note == "" {
+		t.Fatalf("a file naming no zone: %+v", z)
+	}
+}
