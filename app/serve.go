@@ -33,6 +33,7 @@ import (
 	"buddi/dbsource"
 	"buddi/health"
 	"buddi/internal/procenv"
+	"buddi/internal/timezone"
 	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/runtime/account"
@@ -75,6 +76,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if opts.ShutdownTimeout == 0 {
 		opts.ShutdownTimeout = 30 * time.Second
 	}
+	timezone.UseHome(cfg.Home) // missions and reminders without a zone are in the one saved there
 	if err := datadir.PrepareHome(cfg.Home); err != nil {
 		return err
 	}
