@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"buddi/core/artifact"
 	"buddi/plugins/developer"
@@ -51,6 +53,33 @@ func (j failedJobs) Dismiss(ctx context.Context, id int64) error {
 		return err
 	}
 	return nil
+}
+
+// Cancel gives a job up over River's JobCancel, as `buddi jobs cancel` does: a job still
+// queued, retrying or running is cancelled. A failed job (River leaves a finalized one as it
+// is) is marked cancelled and kept on record out of the counts, so Home no longer asks about
+// it; a retry from Activity still brings it back.
+func (j failedJobs) Cancel(ctx context.Context, id int64) (string, error) {
+	row, err := j.q.Client().JobCancel(ctx, id)
+	if errors.Is(err, river.ErrNotFound) {
+		return "", fmt.Errorf("no job %d: %w", id, dashboard.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	switch row.State {
+	case rivertype.JobStateCompleted:
+		return string(row.State), fmt.Errorf("job %d has completed, so there is nothing to cancel: %w", id, dashboard.ErrNotFound)
+	case rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
+		if _, err := j.pool.Exec(ctx, `UPDATE river.river_job SET state = 'cancelled' WHERE id = $1 AND state = 'discarded'`, id); err != nil {
+			return "", fmt.Errorf("cancel job %d: %w", id, err)
+		}
+		if err := queue.Dismiss(ctx, j.pool, id, "dashboard: cancelled"); err != nil {
+			return "", fmt.Errorf("cancel job %d: %w", id, err)
+		}
+		return string(rivertype.JobStateCancelled), nil
+	}
+	return string(row.State), nil
 }
 
 // developerSettings is Settings → Developer, over the developer plugin's store.

@@ -412,3 +412,5 @@ func (nopJobs) Failed(context.Context, bool) (dashboard.FailedJobs, error) {
 }
 func (nopJobs) Retry(context.Context, int64) error   { return nil }
 func (nopJobs) Dismiss(context.Context, int64) error { return nil }
+
+func (nopJobs) Cancel(context.Context, int64) (string, error) { return "cancelled", nil }

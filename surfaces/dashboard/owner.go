@@ -25,6 +25,10 @@ type Jobs interface {
 	Retry(ctx context.Context, id int64) error
 	// Dismiss keeps a failed job on record but out of the counts.
 	Dismiss(ctx context.Context, id int64) error
+	// Cancel gives a job up: one still queued, retrying or running is cancelled and never
+	// tried again, and a failed one is kept on record, out of the counts, as cancelled by the
+	// owner. It returns the job's state after.
+	Cancel(ctx context.Context, id int64) (string, error)
 }
 
 // Developer is Settings → Developer (seed 000 §8), over the developer plugin's records.
@@ -152,6 +156,13 @@ func (s *Server) retryJob(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dismissJob(w http.ResponseWriter, r *http.Request) {
 	if id, ok := pathID(w, r); ok {
 		s.answer(w, r, s.deps.Jobs.Dismiss(r.Context(), id), map[string]any{"dismissed": id})
+	}
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	if id, ok := pathID(w, r); ok {
+		state, err := s.deps.Jobs.Cancel(r.Context(), id)
+		s.answer(w, r, err, map[string]any{"cancelled": id, "state": state})
 	}
 }
 

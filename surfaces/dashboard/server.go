@@ -149,6 +149,7 @@ func NewServer(deps Deps) *Server {
 		s.write("POST /api/conversations/{id}/stop", s.stopRun)
 		s.write("POST /api/offers/{id}/take", s.takeOffer)
 		s.handle("GET /api/attention", s.attention)
+		s.questionRoutes()
 	}
 	s.handle("GET /api/events", s.listEvents)
 	s.handle("GET /api/live", s.liveEvents)
@@ -158,6 +159,7 @@ func NewServer(deps Deps) *Server {
 		s.handle("GET /api/jobs", s.listJobs)
 		s.write("POST /api/jobs/{id}/retry", s.retryJob)
 		s.write("POST /api/jobs/{id}/dismiss", s.dismissJob)
+		s.write("POST /api/jobs/{id}/cancel", s.cancelJob)
 	}
 	if deps.Developer != nil {
 		s.handle("GET /api/developer", s.developerSettings)
