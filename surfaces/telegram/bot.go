@@ -310,7 +310,7 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 				return b.done(ctx, u, "a pick on a decided card")
 			}
 			_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "")
-			_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text, b.cardMarkup(rec, answer, b.reusable(rec.Tool)))
+			_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, literal(cq.Message.Text), b.cardMarkup(rec, answer, b.reusable(rec.Tool)))
 			return b.done(ctx, u, "a pick")
 		}
 		d.Picks = answer.picks(rec.Envelope.Choices)
@@ -325,7 +325,7 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 		}
 		msg := fmt.Sprintf("Already %s (%s).", lost.State, where)
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, msg)
-		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+msg, nil)
+		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, literal(cq.Message.Text+"\n\n"+msg), nil)
 	case err != nil:
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That could not be decided: "+text.FirstLine(err.Error()))
 	default:
@@ -344,7 +344,7 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 			answered += ", remembered always"
 		}
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, said)
-		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, cq.Message.Text+"\n\n"+answered+" here.", nil)
+		_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, literal(cq.Message.Text+"\n\n"+answered+" here."), nil)
 	}
 	return b.done(ctx, u, "a decision")
 }

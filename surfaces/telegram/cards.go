@@ -104,7 +104,7 @@ func (b *Bot) button(label, actionID, verb string) Button {
 func cardText(summary, preview string, choices []plugins.Choice) string {
 	card := summary
 	if preview != "" {
-		card += "\n\n" + preview
+		card += "\n\n" + fenced(preview)
 	}
 	for _, c := range choices {
 		line := "\n\nChoose " + c.Name + ": " + strings.Join(c.Options, " / ")

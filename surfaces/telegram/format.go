@@ -1,51 +1,81 @@
 package telegram
 
 import (
-	"regexp"
-	"strconv"
 	"strings"
-)
+	"unicode/utf8"
 
-// The Markdown an agent writes, rendered for Telegram's HTML parse mode. Everything is
-// escaped first, so no text of the model's can open a tag; then a small set of marks becomes
-// tags that always close in the same line or block: code blocks, inline code, bold, italic and
-// links with an http(s) address. A message Telegram still refuses is sent again as plain text.
-var (
-	fence      = regexp.MustCompile("(?s)```[a-zA-Z0-9_+-]*\n?(.*?)```")
-	inlineCode = regexp.MustCompile("`([^`\n]+)`")
-	bold       = regexp.MustCompile(`\*\*([^*\n]+)\*\*`)
-	italic     = regexp.MustCompile(`(^|[\s(])_([^_\n]+)_([\s).,;:!?]|$)`)
-	link       = regexp.MustCompile(`\[([^\]\n]+)\]\((https?://[^\s)"<>]+)\)`)
-	heading    = regexp.MustCompile(`(?m)^#{1,6} +(.+)$`)
+	"buddi/internal/markdown"
 )
 
 // escape escapes what Telegram's HTML mode reads as markup: &, < and > (quotes stay as
-// they are; a link's address never holds one).
+// they are).
 var escape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
 
-// renderHTML turns Markdown into Telegram's HTML subset.
+// renderHTML turns the Markdown an agent writes into Telegram's HTML subset, through the same
+// goldmark parse as the dashboard's (markdown.Telegram): every tag closed, links http(s)
+// only, everything else escaped text. When the rendering has no text to show, or more than a
+// message holds (a table's padded columns can make it longer than the Markdown split to fit),
+// the Markdown goes as escaped text. A message Telegram still refuses is sent again as plain
+// text (SendMessage, EditMessageText).
 func renderHTML(md string) string {
-	var blocks []string
-	md = fence.ReplaceAllStringFunc(md, func(m string) string {
-		inner := fence.FindStringSubmatch(m)[1]
-		blocks = append(blocks, "<pre>"+escape(strings.TrimRight(inner, "\n"))+"</pre>")
-		return "\x00" + strconv.Itoa(len(blocks)-1) + "\x00"
-	})
-	s := escape(md)
-	var codes []string
-	s = inlineCode.ReplaceAllStringFunc(s, func(m string) string {
-		codes = append(codes, "<code>"+inlineCode.FindStringSubmatch(m)[1]+"</code>")
-		return "\x01" + strconv.Itoa(len(codes)-1) + "\x01"
-	})
-	s = link.ReplaceAllString(s, `<a href="$2">$1</a>`)
-	s = bold.ReplaceAllString(s, "<b>$1</b>")
-	s = italic.ReplaceAllString(s, "$1<i>$2</i>$3")
-	s = heading.ReplaceAllString(s, "<b>$1</b>")
-	for i, c := range codes {
-		s = strings.Replace(s, "\x01"+strconv.Itoa(i)+"\x01", c, 1)
+	out := markdown.Telegram(md)
+	if n := visibleLen(out); (n == 0 && strings.TrimSpace(md) != "") || n > MaxMessage {
+		return escape(md)
 	}
-	for i, b := range blocks {
-		s = strings.Replace(s, "\x00"+strconv.Itoa(i)+"\x00", b, 1)
+	return out
+}
+
+// visibleLen counts the characters Telegram shows for html, its tags dropped and each entity
+// one character: what its 4096-character limit counts.
+func visibleLen(html string) int {
+	n := 0
+	for i := 0; i < len(html); {
+		switch html[i] {
+		case '<':
+			if j := strings.IndexByte(html[i:], '>'); j >= 0 {
+				i += j + 1
+				continue
+			}
+		case '&':
+			if j := strings.IndexByte(html[i:], ';'); j >= 0 {
+				i += j + 1
+				n++
+				continue
+			}
+		}
+		_, size := utf8.DecodeRuneInString(html[i:])
+		i += size
+		n++
 	}
-	return s
+	return n
+}
+
+// fenced is s as a Markdown code block, shown exactly as it is: a card's preview is what a
+// tool will do, written by the tool, and no character of it may turn into formatting or be
+// dropped as a Markdown escape. The fence is longer than any run of backticks in s.
+func fenced(s string) string {
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "\n" + s + "\n" + fence
+}
+
+// literal is s, plain text as Telegram showed it, with every ASCII punctuation mark
+// backslash-escaped, so that rendering it as Markdown shows the same text again.
+func literal(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < utf8.RuneSelf && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
