@@ -171,7 +171,7 @@ function toolData(data) {
   if (data.renderer === 'offers' && Array.isArray(data.offers)) {
     return h('div', { class: 'offers' }, data.offers.map(o => h('button', { onclick: async ev => {
       ev.target.disabled = true;
-      try { const sent = await api('POST', `/api/offers/${o.id}/take`); if (chat) { chat.conv = sent.conversation.id; watch(sent.run_id); } }
+      try { const sent = await api('POST', `/api/offers/${o.id}/take`); if (chat) { chat.conv = sent.conversation.id; follow(sent.run_id); } }
       catch (e) { say(e.message); }
     } }, o.label)));
   }
@@ -255,7 +255,7 @@ async function drawChat(agentId) {
   input.focus();
   // The run's stream is followed once the thread it draws into is on the page; its replay
   // brings cards the thread already has, which placeCard keeps once.
-  if (active) watch(active);
+  if (active) follow(active);
 }
 
 async function send(text) {
@@ -266,14 +266,14 @@ async function send(text) {
     chat.conv = sent.conversation.id;
     const thread = document.getElementById('thread');
     if (thread) add(thread, h('div', { class: 'msg user' }, text));
-    watch(sent.run_id);
+    follow(sent.run_id);
   } catch (e) { say(e.message); }
 }
 
-// watch follows a run over the conversation's websocket: text streams into one bubble, calls
+// follow follows a run over the conversation's websocket: text streams into one bubble, calls
 // and cards show as they come, and the end re-reads the transcript. The thread records the
 // kinds of live events it drew in data-live.
-function watch(runID) {
+function follow(runID) {
   if (!runID) return;
   if (chat.socket && chat.run === runID) return;
   if (chat.socket) chat.socket.close();

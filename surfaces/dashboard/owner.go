@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"strconv"
@@ -354,13 +355,27 @@ func webUI() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
-		switch r.URL.Path {
-		case "/", "/index.html", "/app.js", "/dom.js", "/pages.js", "/app.css":
+		if pageFile(r.URL.Path) {
 			files.ServeHTTP(w, r)
-		default:
-			writeError(w, http.StatusNotFound, "no such page")
+			return
 		}
+		writeError(w, http.StatusNotFound, "no such page")
 	})
+}
+
+// pageFile reports whether path is the page or one of its modules and styles: "/",
+// "/index.html", or a .js or .css file at the root of web.FS (a module the page imports is
+// served as soon as it is embedded).
+func pageFile(path string) bool {
+	if path == "/" || path == "/index.html" {
+		return true
+	}
+	name := strings.TrimPrefix(path, "/")
+	if strings.ContainsAny(name, "/\\") || (!strings.HasSuffix(name, ".js") && !strings.HasSuffix(name, ".css")) {
+		return false
+	}
+	info, err := fs.Stat(web.FS, name)
+	return err == nil && !info.IsDir()
 }
 
 // Previews issues preview links and reports on previews (seed 000 §12); the app
