@@ -32,6 +32,8 @@ type initCmd struct {
 	KeyStdin bool   `name:"key-stdin" help:"Read the API key from standard input instead of asking for it on the terminal."`
 	Yes      bool   `short:"y" help:"Take the default for every choice not given as a flag; ask nothing but the key."`
 	Force    bool   `help:"Set up again on a home that is set up: store the new key and assign the agents again."`
+	TZ       string `name:"tz" help:"Your IANA time zone, like Europe/Berlin, saved for missions and reminders. Default: the one this machine names (TZ, /etc/localtime, /etc/timezone)."`
+	Serve    bool   `help:"Start buddi serve in the background when it is not running (its log goes to serve.log in the home), then ask the default agent for a first answer through it."`
 }
 
 // providerChoice is what init knows of a provider.
@@ -171,7 +173,9 @@ func (c initCmd) Run(env *runEnv) error {
 				fmt.Fprintln(out, "  "+l)
 			}
 			fmt.Fprintln(out, "Nothing changed. Check it with `buddi agents test @buddi`; run `buddi init --force` to set it up again.")
-			printZone(out)
+			if err := c.saveZone(out, cfg.Home); err != nil {
+				return err
+			}
 			return nil
 		}
 	}
@@ -224,18 +228,57 @@ func (c initCmd) Run(env *runEnv) error {
 	}
 	sentence, ok := account.Probe(env.ctx, p, model)
 	fmt.Fprintf(out, "%s: %s\n", probeAgent.Handle, sentence)
-	printZone(out)
+	if err := c.saveZone(out, cfg.Home); err != nil {
+		return err
+	}
 	if !ok {
 		return &exitError{code: 1, err: fmt.Errorf("the model did not answer, so buddi is saved but not working yet: fix what the line above says, then run `buddi init --force`")}
 	}
-	switch {
-	case serving && created:
-		fmt.Fprintln(out, "Next: restart buddi serve so it reads the new vault key, then `buddi chat`.")
-	case serving:
-		fmt.Fprintln(out, "Next: `buddi chat` (the running buddi uses the account from its next run).")
-	default:
-		fmt.Fprintln(out, "Next: `buddi serve`, then `buddi chat` or `buddi dashboard`.")
+
+	// 7. The running buddi (started now with --serve) answers as the agent.
+	if !serving && c.Serve {
+		if err := startServeInBackground(env.ctx, cfg, out); err != nil {
+			return err
+		}
+		serving = true
 	}
+	if !serving {
+		fmt.Fprintln(out, "Next: `buddi serve` (or `buddi init --serve` next time), then `buddi chat` or `buddi dashboard`.")
+		return nil
+	}
+	if err := firstAnswer(env.ctx, cfg, probeAgent, out, env.stderr); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "Next: `buddi chat`, or `buddi dashboard` for the dashboard's address.")
+	return nil
+}
+
+// saveZone saves the owner's time zone in the home: --tz, else the one saved already (kept
+// unless --force), else the one this machine names. It says which, and from where.
+func (c initCmd) saveZone(out io.Writer, home string) error {
+	z := timezone.Owner(home)
+	switch {
+	case c.TZ != "":
+		if err := timezone.Save(home, c.TZ); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("%w (give --tz a name from the zone database, like Europe/Berlin)", err)}
+		}
+		fmt.Fprintf(out, "time zone: %s (from --tz), saved\n", c.TZ)
+		return nil
+	case z.Source == timezone.FromSaved && !c.Force:
+		fmt.Fprintf(out, "time zone: %s (saved already; give --tz to change it)\n", z.Name)
+		return nil
+	}
+	if z.Source == timezone.FromSaved {
+		z = timezone.Detect()
+	}
+	if err := timezone.Save(home, z.Name); err != nil {
+		return err
+	}
+	if z.Found() {
+		fmt.Fprintf(out, "time zone: %s (from %s), saved; give --tz to change it\n", z.Name, z.Source)
+		return nil
+	}
+	fmt.Fprintf(out, "time zone: %s, saved; %s\n", z.Name, z.Note)
 	return nil
 }
 
@@ -322,6 +365,11 @@ func setUpAlready(ctx context.Context, store *account.Store, shipped []agents.Ag
 // precheck refuses, before anything is made, a scripted init whose flags cannot be
 // enough: nobody will be asked for what is missing.
 func (c initCmd) precheck(t *initIO) error {
+	if c.TZ != "" {
+		if _, err := timezone.Load(c.TZ); err != nil || strings.HasPrefix(c.TZ, "/") {
+			return &exitError{code: 2, err: fmt.Errorf("--tz %q is not a time zone: give one from the zone database, like Europe/Berlin", c.TZ)}
+		}
+	}
 	if t.interactive && !c.Yes {
 		return nil
 	}
@@ -471,12 +519,4 @@ func urlNote(u string) string {
 	return ", " + u
 }
 
-// printZone says which time zone the owner's machine is in (read, not written anywhere).
-func printZone(out io.Writer) {
-	z := timezone.Detect()
-	if z.Found() {
-		fmt.Fprintf(out, "time zone: %s (from %s)\n", z.Name, z.Source)
-		return
-	}
-	fmt.Fprintf(out, "time zone: %s; %s\n", z.Name, z.Note)
-}
+
