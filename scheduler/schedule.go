@@ -112,7 +112,8 @@ func (s Schedule) nextThree(now time.Time) string {
 
 // Words says a five-field schedule in words where it is a common shape ("weekdays at 09:00",
 // "every day at 02:30", "every hour at :15", "Mondays at 09:00", "on the 1st of each month at
-// 08:00"), else the expression itself.
+// 08:00", and moreWords' "every 15 minutes", "Mondays and Thursdays at 18:00"), else the
+// expression itself. FromWords reads each of these back to the same expression.
 func (s Schedule) Words() string {
 	f := strings.Fields(s.Expr)
 	if len(f) != 5 {
@@ -135,6 +136,9 @@ func (s Schedule) Words() string {
 		if d, err := strconv.Atoi(dom); err == nil {
 			return fmt.Sprintf("on the %s of each month at %s", ordinal(d), at)
 		}
+	}
+	if w := moreWords(minute, hour, dom, month, dow); w != "" {
+		return w
 	}
 	return "on the schedule " + s.Expr
 }
