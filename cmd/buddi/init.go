@@ -518,5 +518,3 @@ func urlNote(u string) string {
 	}
 	return ", " + u
 }
-
-
