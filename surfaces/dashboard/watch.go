@@ -218,11 +218,12 @@ func span(d time.Duration) string {
 		}
 		return strconv.FormatInt(n, 10) + " " + unit + "s"
 	}
+	minutes := int64((d + 30*time.Second) / time.Minute)
 	switch {
-	case d < time.Minute:
+	case minutes < 1:
 		return "less than a minute"
-	case d < time.Hour || d < 2*time.Hour && d%time.Hour != 0:
-		return plural(int64((d+30*time.Second)/time.Minute), "minute")
+	case minutes < 60 || minutes < 120 && minutes%60 != 0:
+		return plural(minutes, "minute")
 	case d < 36*time.Hour:
 		return plural(int64((d+30*time.Minute)/time.Hour), "hour")
 	default:
