@@ -117,7 +117,8 @@ func (r *Report) fail(name, sentence, fix string) {
 type Options struct {
 	// Schemas are the plugins' migrations, checked beside core's and River's.
 	Schemas []migrations.Set
-	// Zone is the owner's time zone as this machine names it (timezone.Detect()).
+	// Zone is the owner's time zone: the one saved in the home, else the one this machine
+	// names (timezone.Owner).
 	Zone timezone.Zone
 	// Vault is the vault as this command line opens it; nil when it could not be opened
 	// (VaultErr says why). Asked only when no buddi serves: a running buddi is asked for its own.
@@ -142,7 +143,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) *Report {
 	} else {
 		r.checkLocalVault(o)
 	}
-	r.checkZone(o.Zone)
+	r.checkZone(cfg.Home, o.Zone, o.Fix)
 
 	src, err := dbsource.Open(ctx, cfg, dbsource.Options{})
 	if err != nil {

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"strings"
 	"testing"
 
 	"buddi/health"
@@ -9,9 +10,13 @@ import (
 
 func TestZoneNotFoundIsAWarningWithHowToSetIt(t *testing.T) {
 	var r Report
-	r.checkZone(timezone.Zone{Name: "UTC", Source: timezone.FromNowhere})
-	r.checkZone(timezone.Zone{Name: "Europe/Berlin", Source: timezone.FromLocaltime})
+	home := t.TempDir()
+	r.checkZone(home, timezone.Zone{Name: "UTC", Source: timezone.FromNowhere}, true)
+	r.checkZone(home, timezone.Zone{Name: "Europe/Berlin", Source: timezone.FromLocaltime}, false)
 	r.finish()
+	if z := timezone.Owner(home); z.Source == timezone.FromSaved {
+		t.Errorf("a zone was saved without --fix, or a zone nothing named was saved: %+v", z)
+	}
 	if c := r.Checks[0]; c.Status != Warn || c.Fix == "" {
 		t.Errorf("no zone found: %+v; want a warning with a fix", c)
 	}
@@ -20,6 +25,25 @@ func TestZoneNotFoundIsAWarningWithHowToSetIt(t *testing.T) {
 	}
 	if r.ExitCode != ExitOK || !r.Healthy {
 		t.Errorf("a warning changed the exit code to %d", r.ExitCode)
+	}
+}
+
+// doctor --fix saves the zone the machine names, and says so; a saved zone is reported as saved.
+func TestFixSavesTheZone(t *testing.T) {
+	home := t.TempDir()
+	var r Report
+	r.checkZone(home, timezone.Zone{Name: "Europe/Berlin", Source: timezone.FromLocaltime}, true)
+	if c := r.Checks[0]; c.Status != OK || !strings.Contains(c.Sentence, "saved now") {
+		t.Errorf("fix: %+v", c)
+	}
+	z := timezone.Owner(home)
+	if z.Name != "Europe/Berlin" || z.Source != timezone.FromSaved {
+		t.Fatalf("after --fix: %+v", z)
+	}
+	r = Report{}
+	r.checkZone(home, z, false)
+	if c := r.Checks[0]; c.Status != OK || !strings.Contains(c.Sentence, "saved in "+home) {
+		t.Errorf("saved: %+v", c)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 // vaultFix is what to do about a vault the running buddi cannot read.
-const vaultFix = "Run `buddi init` to keep the vault key where every buddi finds it (or start `buddi serve` with BUDDI_VAULT_KEY set), then restart buddi."
+const vaultFix = "Run `buddi init` to keep the vault key where every buddi finds it (a running buddi without a key opens its vault once it is there); a vault locked by a wrong key needs buddi restarted with the right one."
 
 // checkServerVault reads the running buddi's vault from its health report: the vault that
 // matters is the server's, whatever this shell's environment holds.
@@ -57,17 +57,29 @@ func (r *Report) checkLocalVault(o Options) {
 }
 
 // checkZone says whether the owner's time zone is known: missions and reminders without one
-// are read in it.
-func (r *Report) checkZone(z timezone.Zone) {
+// are read in it. A zone the machine names but buddi has not saved is saved by --fix.
+func (r *Report) checkZone(home string, z timezone.Zone, fix bool) {
 	if z.Name == "" {
 		return
 	}
 	if !z.Found() {
 		r.warn("time zone", "no time zone is set on this machine, so missions and reminders are read in UTC.",
-			"Set TZ to your zone (like TZ=Europe/Berlin) where buddi starts, or link /etc/localtime to it (timedatectl set-timezone Europe/Berlin).")
+			"Save yours with `buddi init --tz Europe/Berlin` (your zone), or set TZ where buddi starts.")
 		return
 	}
-	r.ok("time zone", fmt.Sprintf("%s (from %s).", z.Name, z.Source))
+	if z.Source == timezone.FromSaved {
+		r.ok("time zone", fmt.Sprintf("%s (saved in %s).", z.Name, home))
+		return
+	}
+	if fix {
+		if err := timezone.Save(home, z.Name); err != nil {
+			r.warn("time zone", fmt.Sprintf("%s (from %s) could not be saved: %v.", z.Name, z.Source, err), "Check that "+home+" can be written.")
+			return
+		}
+		r.ok("time zone", fmt.Sprintf("%s (from %s), saved now.", z.Name, z.Source))
+		return
+	}
+	r.ok("time zone", fmt.Sprintf("%s (from %s; not saved, so it follows the machine: `buddi doctor --fix` saves it).", z.Name, z.Source))
 }
 
 // Agent is one agent and whether it can answer.

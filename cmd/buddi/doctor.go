@@ -35,7 +35,7 @@ func (c doctorCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	o := doctor.Options{Schemas: app.Schemas(app.Manifests(nil, cfg.Home, nil)), Zone: timezone.Detect(), Catalog: loadCatalog, Fix: c.Fix}
+	o := doctor.Options{Schemas: app.Schemas(app.Manifests(nil, cfg.Home, nil)), Zone: timezone.Owner(cfg.Home), Catalog: loadCatalog, Fix: c.Fix}
 	if _, err := os.Stat(cfg.Home); err == nil { // opening the vault creates nothing; a missing home is said once, by its own check
 		o.Vault, _, o.VaultErr = vault.OpenOwner(vaultPath(cfg.Home), os.Getenv)
 	}
