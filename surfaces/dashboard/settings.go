@@ -76,6 +76,10 @@ type Missions interface {
 	SetEnabled(ctx context.Context, id int64, on bool, now time.Time) error
 	// Keep answers "Still useful?" with keep: the silent runs are counted from zero again.
 	Keep(ctx context.Context, id int64) error
+	// Runs lists mission id's occurrences, newest first, each with its report's first line.
+	Runs(ctx context.Context, id int64, limit int) ([]scheduler.Run, error)
+	// OwnerZone is the zone a mission that names none is in.
+	OwnerZone() string
 }
 
 // settingsRoutes registers Settings → Accounts and models, the first run and Missions, each
@@ -96,6 +100,8 @@ func (s *Server) settingsRoutes() {
 	}
 	if d.Missions != nil {
 		s.handle("GET /api/missions", s.listMissions)
+		s.handle("GET /api/missions/when", s.missionWhen)
+		s.handle("GET /api/missions/{id}/occurrences", s.missionRuns)
 		s.write("POST /api/missions", s.addMission)
 		s.write("POST /api/missions/{id}/run", s.missionRun)
 		s.write("POST /api/missions/{id}/pause", s.missionSwitch(false))
@@ -450,7 +456,17 @@ func (s *Server) freeAccountName(ctx context.Context, base string) (string, erro
 // missionJSON is a mission as the page shows it.
 type missionJSON struct {
 	scheduler.Mission
-	StillUseful bool `json:"still_useful"` // "Still useful?" was raised: Keep or Stop
+	StillUseful bool   `json:"still_useful"` // "Still useful?" was raised: Keep or Stop
+	Words       string `json:"words"`        // its schedule in words
+}
+
+// newMissionJSON is m as the page shows it.
+func newMissionJSON(m scheduler.Mission) missionJSON {
+	out := missionJSON{Mission: m, StillUseful: m.StillUseful(), Words: m.Cron}
+	if sched, err := scheduler.Parse(m.Cron, m.Timezone); err == nil {
+		out.Words = sched.Words()
+	}
+	return out
 }
 
 func (s *Server) listMissions(w http.ResponseWriter, r *http.Request) {
@@ -461,7 +477,7 @@ func (s *Server) listMissions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []missionJSON{}
 	for _, m := range list {
-		out = append(out, missionJSON{Mission: m, StillUseful: m.StillUseful()})
+		out = append(out, newMissionJSON(m))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"missions": out})
 }
@@ -470,7 +486,51 @@ type missionBody struct {
 	Name   string `json:"name"`
 	Agent  string `json:"agent"`
 	Cron   string `json:"cron"`
+	When   string `json:"when"` // the schedule in words, or cron; read when cron is empty
 	Prompt string `json:"prompt"`
+}
+
+// missionWhen previews a schedule the owner is writing, in words or cron: its cron, its
+// words and its next three times in the owner's zone, or the sentence saying how to write it.
+func (s *Server) missionWhen(w http.ResponseWriter, r *http.Request) {
+	when, err := scheduler.ReadWhen(r.URL.Query().Get("words"), s.deps.Missions.OwnerZone(), time.Now())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, whenJSON(when))
+}
+
+// whenJSON is a read schedule as the page shows it: its next times also as the owner's wall
+// clock ("Mon Jan 2 15:04").
+func whenJSON(when scheduler.When) map[string]any {
+	loc, err := time.LoadLocation(when.Zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	said := []string{}
+	for _, t := range when.Next {
+		said = append(said, t.In(loc).Format("Mon Jan 2 15:04"))
+	}
+	return map[string]any{"cron": when.Cron, "words": when.Words, "zone": when.Zone, "next": when.Next, "next_said": said}
+}
+
+// missionRuns lists a mission's occurrences: what ran when, its state (coalesced or skipped
+// in its reason), and its report's first line.
+func (s *Server) missionRuns(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	runs, err := s.deps.Missions.Runs(r.Context(), id, 50)
+	if err != nil {
+		s.failed(w, r, fmt.Sprintf("the runs of mission %d could not be read", id), err)
+		return
+	}
+	if runs == nil {
+		runs = []scheduler.Run{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"occurrences": runs})
 }
 
 func (s *Server) addMission(w http.ResponseWriter, r *http.Request) {
@@ -479,6 +539,14 @@ func (s *Server) addMission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := scheduler.Mission{Name: strings.TrimSpace(b.Name), Agent: strings.TrimSpace(b.Agent), Cron: strings.TrimSpace(b.Cron), Prompt: strings.TrimSpace(b.Prompt)}
+	if m.Cron == "" && strings.TrimSpace(b.When) != "" {
+		when, err := scheduler.ReadWhen(b.When, s.deps.Missions.OwnerZone(), time.Now())
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "the mission was not added: "+err.Error())
+			return
+		}
+		m.Cron = when.Cron
+	}
 	if m.Name == "" || m.Agent == "" || m.Cron == "" || m.Prompt == "" {
 		writeError(w, http.StatusBadRequest, "a mission needs a name, an agent, a schedule and a prompt")
 		return
@@ -502,7 +570,11 @@ func (s *Server) addMission(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the mission was not added: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"mission": missionJSON{Mission: added}})
+	out := map[string]any{"mission": newMissionJSON(added)}
+	if when, err := scheduler.ReadWhen(added.Cron, added.Timezone, time.Now()); err == nil {
+		out["when"] = whenJSON(when)
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (s *Server) missionRun(w http.ResponseWriter, r *http.Request) {

@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/agents"
+	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/core/vault"
 	"buddi/health"
 	"buddi/internal/pgtest"
@@ -294,5 +298,67 @@ func TestSettingsWritesCheckCSRF(t *testing.T) {
 		if code, _ := do(t, "POST", b.ts.URL+path, map[string]string{dashboard.CSRFHeader: "", "Content-Type": "application/json"}, `{}`); code != http.StatusForbidden {
 			t.Errorf("POST %s without the CSRF header: %d", path, code)
 		}
+	}
+}
+
+// Missions in words: the preview reads words or cron in the owner's zone and says how to write
+// what it cannot read; a mission added in words has the cron they mean; its runs list what ran
+// when, coalesced or skipped, with the report's first line.
+func TestMissionsInWordsAndRuns(t *testing.T) {
+	b := serveSettings(t)
+	ctx := context.Background()
+	when := b.get(t, "/api/missions/when?words="+url.QueryEscape("every weekday at 7:30"))
+	if when["cron"] != "30 7 * * 1-5" || when["words"] != "weekdays at 07:30" || when["zone"] != "Europe/Berlin" || len(when["next_said"].([]any)) != 3 {
+		t.Fatalf("preview: %v", when)
+	}
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	first, err := time.Parse(time.RFC3339, when["next"].([]any)[0].(string))
+	if err != nil || first.In(berlin).Format("15:04") != "07:30" || first.In(berlin).Weekday() == time.Saturday || first.In(berlin).Weekday() == time.Sunday {
+		t.Fatalf("next: %v (%v)", when["next"], err)
+	}
+	if got := b.get(t, "/api/missions/when?words="+url.QueryEscape("0 8 * * *")); got["words"] != "every day at 08:00" {
+		t.Fatalf("a cron preview: %v", got)
+	}
+	code, out := do(t, "GET", b.ts.URL+"/api/missions/when?words="+url.QueryEscape("every monday"), nil, "")
+	if msg := fmt.Sprint(out["error"]); code != http.StatusBadRequest || !strings.Contains(msg, "at what time") || !strings.Contains(msg, "write it like") {
+		t.Fatalf("an unsure phrase: %d %v", code, out)
+	}
+	if _, out := do(t, "POST", b.ts.URL+"/api/missions", jsonType, `{"name":"n","agent":"helper","when":"every 45 minutes","prompt":"p"}`); !strings.Contains(fmt.Sprint(out["error"]), "divide the hour") {
+		t.Fatalf("a refused phrase was added: %v", out)
+	}
+
+	added := b.post(t, "/api/missions", map[string]string{"name": "weather", "agent": "helper", "when": "mondays and thursdays at 18:00", "prompt": "Weather?"}, http.StatusCreated)
+	m := added["mission"].(map[string]any)
+	if m["cron"] != "0 18 * * 1,4" || m["words"] != "Mondays and Thursdays at 18:00" || added["when"].(map[string]any)["words"] != m["words"] {
+		t.Fatalf("added in words: %v", added)
+	}
+	id := int64(m["id"].(float64))
+	if list := b.get(t, "/api/missions")["missions"].([]any); list[0].(map[string]any)["words"] != "Mondays and Thursdays at 18:00" {
+		t.Fatalf("list: %v", list)
+	}
+
+	if runs := b.get(t, fmt.Sprintf("/api/missions/%d/occurrences", id))["occurrences"].([]any); len(runs) != 0 {
+		t.Fatalf("runs before any: %v", runs)
+	}
+	base := time.Date(2026, 1, 5, 17, 0, 0, 0, time.UTC)
+	for i, o := range []struct{ state, reason, run string }{{"delivered", "", "run-1"}, {"skipped", "coalesced", ""}, {"silent", "nothing new", "run-3"}} {
+		if _, err := b.pool.Exec(ctx, `INSERT INTO core.occurrences (mission_id, schedule_revision, instant, state, reason, run_id, covers) VALUES ($1, 1, $2, $3, $4, $5, 1)`,
+			id, base.Add(time.Duration(i)*time.Hour), o.state, o.reason, o.run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := eventlog.Append(ctx, b.pool, events.MissionReported, "", events.MissionReportedPayload{RunID: "run-1", Report: "Sun all week.\nDetails follow."}); err != nil {
+		t.Fatal(err)
+	}
+	runs := b.get(t, fmt.Sprintf("/api/missions/%d/occurrences", id))["occurrences"].([]any)
+	if len(runs) != 3 {
+		t.Fatalf("runs: %v", runs)
+	}
+	newest, middle, oldest := runs[0].(map[string]any), runs[1].(map[string]any), runs[2].(map[string]any)
+	if newest["state"] != "silent" || middle["state"] != "skipped" || middle["reason"] != "coalesced" || oldest["report"] != "Sun all week." || newest["report"] != nil {
+		t.Fatalf("runs: %v", runs)
+	}
+	if code, _ := do(t, "GET", b.ts.URL+"/api/missions/x/occurrences", nil, ""); code != http.StatusNotFound {
+		t.Fatalf("a mission that is no number: %d", code)
 	}
 }
