@@ -176,8 +176,8 @@ func (s *Server) telegramPair(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, pairingView{Code: code, Link: link, QR: svg, ExpiresAt: expires.UTC(),
-		Sentence: fmt.Sprintf("Scan the code with your phone's camera or open the link on your phone (or send /start %s to @%s) within %s. The code works once.",
-			code, bot.Username, telegram.PairingTTL)})
+		Sentence: fmt.Sprintf("Scan the code with your phone's camera or open the link on your phone (or send /start %s to @%s) within %d minutes. The code works once.",
+			code, bot.Username, int(telegram.PairingTTL.Minutes()))})
 }
 
 // PairingLink is the t.me link that opens the bot with the pairing code.
