@@ -149,6 +149,14 @@ func (n *Notifier) Owner(ctx context.Context, notice Notice) (Row, error) {
 		if !inserted {
 			return nil // told already: this is a rerun
 		}
+		// An info notice waits for the weekly recap: it joins the digest the recap reads
+		// (scheduler.Digest), beside the watchers' info findings.
+		if hasRoute(routes, RouteDigest) {
+			if _, err := tx.Exec(ctx, `INSERT INTO core.digest_items (sentinel, key, owner_line) VALUES ($1, $2, $3)
+				ON CONFLICT (sentinel, key) WHERE consumed_at IS NULL DO NOTHING`, "notice:"+notice.Kind, notice.Key, digestLine(notice)); err != nil {
+				return fmt.Errorf("fold notice %s into the digest: %w", notice.Key, err)
+			}
+		}
 		_, err = eventlog.Append(ctx, tx, events.OwnerNotified, notice.ConversationID, events.OwnerNotifiedPayload{
 			ID: row.ID, Kind: row.Kind, Urgency: string(row.Urgency), Routes: row.Routes})
 		return err
@@ -174,6 +182,16 @@ func (n *Notifier) Owner(ctx context.Context, notice Notice) (Row, error) {
 		return row, fmt.Errorf("record the push of notification %d: %w", row.ID, err)
 	}
 	return get(ctx, n.Pool, row.Key)
+}
+
+// digestLine is a notice as one line of the weekly digest: its title, and its body's first
+// line when it has one.
+func digestLine(n Notice) string {
+	line := strings.TrimSpace(n.Title)
+	if first, _, _ := strings.Cut(strings.TrimSpace(n.Body), "\n"); strings.TrimSpace(first) != "" {
+		line += ": " + strings.TrimSpace(first)
+	}
+	return line
 }
 
 func hasRoute(routes []string, r string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"buddi/core/events"
 	"buddi/core/notify"
 	"buddi/internal/pgtest"
+	"buddi/scheduler"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -126,6 +128,14 @@ func TestOwnerPushesOncePerRow(t *testing.T) {
 	}
 	if list, _ := notify.List(ctx, pool, 10); len(list) != 3 {
 		t.Fatalf("an info notice is listed on Home (%d rows); it waits for the digest", len(list))
+	}
+	// It waits in the weekly recap's digest, once, however often it is told.
+	if _, err := n.Owner(ctx, notify.Notice{Key: "info:1", Kind: "sentinel", Urgency: notify.Info, Title: "A quiet fact"}); err != nil {
+		t.Fatal(err)
+	}
+	text, upto, err := scheduler.Digest(ctx, pool)
+	if err != nil || upto == 0 || strings.Count(text, "A quiet fact") != 1 {
+		t.Fatalf("the digest the recap reads: %q (upto %d, %v)", text, upto, err)
 	}
 }
 
