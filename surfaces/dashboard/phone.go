@@ -138,11 +138,11 @@ func (s *Server) telegramSettings(w http.ResponseWriter, r *http.Request) {
 
 // pairingView is a fresh pairing code: its t.me link, the link as a QR code, and its expiry.
 type pairingView struct {
-	Code      string    `json:"code"`
-	Link      string    `json:"link"`
-	QR        string    `json:"qr_svg"` // the link's QR code, an SVG document
-	ExpiresAt time.Time `json:"expires_at"`
-	Sentence  string    `json:"sentence"`
+	Code      string    `json:"code"`       // the one-use code, for /start by hand
+	Link      string    `json:"link"`       // the t.me link that opens the bot with the code
+	QR        string    `json:"qr_svg"`     // the link's QR code, an SVG document
+	ExpiresAt time.Time `json:"expires_at"` // when the code stops working, in UTC
+	Sentence  string    `json:"sentence"`   // what to do with it, in one sentence
 }
 
 // telegramPair issues a one-use pairing code. A page reached over the tailnet may pair too:
