@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"os"
+	"time"
 
 	"buddi/internal/timezone"
 	"buddi/scheduler"
@@ -28,6 +29,6 @@ func (w *wired) watchDeps() *dashboard.Watch {
 		Limits:         limits,
 		Sentinels:      &sentinels.Engine{Pool: pool},
 		List:           allSentinels(Manifests(nil, "", nil)),
-		Zone:           timezone.Local().Location(),
+		Zone:           func() *time.Location { return timezone.Local().Location() },
 	}
 }

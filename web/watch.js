@@ -98,7 +98,7 @@ export function watch({ api, painter, act, say, when }) {
     paint(
       h('h2', {}, 'Sentinels and alerts'),
       open.length
-        ? h('p', { class: 'sentence' }, words(' ', plural(open.length, 'finding is', 'findings are'), 'open,', loud.length, 'of them not silenced. Times are in', out.zone + '.'))
+        ? h('p', { class: 'sentence' }, words(' ', plural(open.length, 'finding is', 'findings are'), 'open,', loud.length ? words(' ', loud.length, 'of them not silenced.') : 'all of them silenced.', 'Times are in', out.zone + '.'))
         : h('div', { class: 'card empty' },
           h('p', {}, 'Nothing open.'),
           h('p', { class: 'muted' }, 'Sentinels watch your plugins’ data without a model: when one notices something, failing tests in an agent’s workspace for example, the finding appears here to snooze or mute. Urgent findings wake an agent to check; the rest wait for the weekly digest.')),

@@ -29,8 +29,9 @@ type Watch struct {
 	Sentinels Sentinels
 	// List is every sentinel compiled in: the ones the page shows and may switch.
 	List []plugins.Sentinel
-	// Zone is the owner's time zone, the one times are told in; nil is UTC.
-	Zone *time.Location
+	// Zone is the owner's time zone, the one times are told in, read at each request (a zone
+	// saved while buddi runs is used from then on); nil is UTC.
+	Zone func() *time.Location
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -96,7 +97,10 @@ func (wt *Watch) zone() *time.Location {
 	if wt.Zone == nil {
 		return time.UTC
 	}
-	return wt.Zone
+	if loc := wt.Zone(); loc != nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // reminderJSON is a reminder as the page shows it: when it fires in the owner's words.
@@ -129,12 +133,12 @@ func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	handles := s.handles()
-	now := wt.now()
+	now, loc := wt.now(), wt.zone()
 	out := []reminderJSON{}
 	for _, m := range append(pending, done...) {
-		out = append(out, reminderJSON{Reminder: m, AgentHandle: handles[m.Agent], When: inWords(now, m.DueAt, wt.zone()), Fires: fires(now, m, wt.zone())})
+		out = append(out, reminderJSON{Reminder: m, AgentHandle: handles[m.Agent], When: inWords(now, m.DueAt, loc), Fires: fires(now, m, loc)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"reminders": out, "pending": len(pending), "limits": limitsJSON(wt.Limits), "zone": wt.zone().String()})
+	writeJSON(w, http.StatusOK, map[string]any{"reminders": out, "pending": len(pending), "limits": limitsJSON(wt.Limits), "zone": loc.String()})
 }
 
 // limitsJSON are the reminders' limits with their durations in words.
@@ -404,7 +408,8 @@ func (s *Server) snoozeFinding(w http.ResponseWriter, r *http.Request) {
 	}
 	sentence := "Not needed: silent until it resolves."
 	if !notNeeded {
-		sentence = fmt.Sprintf("Snoozed until %s.", until(wt.now(), wt.now().Add(SnoozeWeek), wt.zone()))
+		now := wt.now()
+		sentence = fmt.Sprintf("Snoozed until %s.", until(now, now.Add(SnoozeWeek), wt.zone()))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sentinel": id, "key": b.Key, "snooze": b.Snooze, "sentence": sentence})
 }
@@ -431,7 +436,7 @@ func (s *Server) mute(w http.ResponseWriter, r *http.Request) {
 	}
 	what := kind
 	if subject != "" {
-		what = kind + " about " + subject
+		what = kind + " for " + subject
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"kind": kind, "subject": subject, "sentence": fmt.Sprintf("Muted %s: still recorded here, never told.", what)})
 }

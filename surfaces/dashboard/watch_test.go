@@ -70,7 +70,7 @@ func serveWatch(t *testing.T) *watchBundle {
 			CancelReminder: func(ctx context.Context, id int64) error { return scheduler.CancelReminder(ctx, pool, id) },
 			Limits:         scheduler.DefaultReminderLimits,
 			Sentinels:      b.engine, List: []plugins.Sentinel{b.watch, quiet},
-			Zone: berlin, Now: clock,
+			Zone: func() *time.Location { return berlin }, Now: clock,
 		},
 	})
 	b.ts = httptest.NewServer(srv.Handler())
@@ -302,7 +302,7 @@ func TestSentinelsPage(t *testing.T) {
 
 	// Mute one subject of a kind: listed, the finding shows it, and it never speaks again.
 	out = b.post(t, "/api/mutes", map[string]string{"kind": "disk", "subject": "/"}, http.StatusOK)
-	if out["sentence"] != "Muted disk about /: still recorded here, never told." {
+	if out["sentence"] != "Muted disk for /: still recorded here, never told." {
 		t.Fatalf("mute: %v", out)
 	}
 	if f := b.findingOf(t, "disk:/"); f["muted"] != true || f["silenced"] != "Muted: recorded here, never told." {
