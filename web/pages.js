@@ -181,33 +181,86 @@ export function pages({ api, painter, act, say, when }) {
 
   // --- Missions ---
   let missionForm = null; // kept across redraws, so a redraw does not lose what the owner types
+  const runsOpen = new Set(); // the missions whose Runs are open, kept across redraws
+
+  // whenField is the one "When" field, words or cron, with what it means shown as the owner
+  // types (asked of the server a moment after the typing stops).
+  function whenField() {
+    const preview = h('p', { class: 'result when-preview', 'aria-live': 'polite' }, 'Say when in words, like “every weekday at 7:30”, or give cron.');
+    let timer = null, asked = 0;
+    const input = h('input', { name: 'when', required: true, autocomplete: 'off', placeholder: 'every weekday at 7:30',
+      oninput: () => {
+        clearTimeout(timer);
+        const text = input.value.trim();
+        if (!text) { preview.textContent = ''; return; }
+        timer = setTimeout(async () => {
+          const mine = ++asked;
+          let line;
+          try {
+            const w = await api('GET', `/api/missions/when?words=${enc(text)}`);
+            line = words(' ', words(' ', w.words, `(${w.zone})`), '·', w.cron, '· next:', words(', ', w.next_said || []));
+            preview.classList.remove('refused');
+          } catch (e) { line = e.message; preview.classList.add('refused'); }
+          if (mine === asked) preview.textContent = line;
+        }, 300);
+      } });
+    return [h('label', { class: 'field' }, h('span', {}, 'When (in words, or cron: minute hour day month weekday; in your time zone)'), input), preview];
+  }
 
   function newMissionForm(list) {
     const agents = h('select', { name: 'agent', 'aria-label': 'agent' }, list.map(g => h('option', { value: g.id }, words(' ', g.name, g.handle))));
+    const [when, preview] = whenField();
     const form = h('form', { class: 'card form', 'data-form': 'mission', onsubmit: async ev => {
       ev.preventDefault();
       const v = valuesOf(form);
       try {
-        await api('POST', '/api/missions', { name: v.name, agent: v.agent, cron: v.cron, prompt: v.prompt });
+        const r = await api('POST', '/api/missions', { name: v.name, agent: v.agent, when: v.when, prompt: v.prompt });
         form.reset();
-        say(words(' ', 'Added', v.name));
+        preview.textContent = '';
+        say(words(' ', 'Added', v.name, '·', r.mission.words));
       } catch (e) { say(e.message); }
       missions();
     } },
     h('strong', {}, 'Add a mission'),
     field('Name', { name: 'name', required: true, placeholder: 'morning news' }),
     h('label', { class: 'field' }, h('span', {}, 'Agent'), agents),
-    field('When (cron: minute hour day month weekday, in your time zone)', { name: 'cron', required: true, placeholder: '0 8 * * 1-5' }),
+    when, preview,
     h('label', { class: 'field' }, h('span', {}, 'What to do each time'), h('textarea', { name: 'prompt', required: true, rows: 3, placeholder: 'Tell me the news that matters to me.' })),
     h('div', { class: 'buttons' }, h('button', { class: 'primary', type: 'submit' }, 'Add')));
     return form;
+  }
+
+  // runLine is one occurrence: when, its state and why, how many instants it stood for, and
+  // its report's first line.
+  function runLine(o) {
+    const state = words(' ', o.state, o.reason ? `(${o.reason})` : '', o.covers > 1 ? words(' ', 'for', o.covers, 'missed times') : '');
+    return h('li', { class: words(' ', 'run', o.state), 'data-occurrence': o.id },
+      h('span', {}, when(o.instant)), ' · ', h('span', { class: words(' ', 'pill', o.state) }, state),
+      o.report ? h('div', { class: 'report' }, o.report) : null);
+  }
+
+  // runsOf is a mission's "Runs" disclosure: opened, it lists what ran when.
+  function runsOf(m) {
+    const list = h('ul', { class: 'plain runs-list' });
+    const load = async () => {
+      list.replaceChildren(h('li', { class: 'muted' }, 'Reading…'));
+      try {
+        const r = await api('GET', `/api/missions/${m.id}/occurrences`);
+        const runs = r.occurrences || [];
+        list.replaceChildren(...(runs.length ? runs.map(runLine) : [h('li', { class: 'muted' }, 'It has not run yet.')]));
+      } catch (e) { list.replaceChildren(h('li', { class: 'sentence' }, e.message)); }
+    };
+    const d = h('details', { class: 'runs', open: runsOpen.has(m.id), ontoggle: () => {
+      if (d.open) { runsOpen.add(m.id); load(); } else runsOpen.delete(m.id);
+    } }, h('summary', {}, 'Runs'), list);
+    return d;
   }
 
   function missionCard(m) {
     const post = (verb, done) => act(() => api('POST', `/api/missions/${m.id}/${verb}`), words(' ', done, m.name));
     return h('div', { class: 'card mission', 'data-mission': m.id },
       h('div', { class: 'row' }, h('strong', {}, m.name), h('span', { class: words(' ', 'pill', m.enabled ? 'enabled' : 'disabled') }, m.enabled ? 'on' : 'paused')),
-      h('div', { class: 'muted' }, words(' · ', m.agent, words(' ', m.cron, m.timezone), m.source === 'owner' ? '' : words(' ', 'from', m.source))),
+      h('div', { class: 'muted', title: m.cron }, words(' · ', m.agent, words(' ', m.words || m.cron, `(${m.timezone})`), m.source === 'owner' ? '' : words(' ', 'from', m.source))),
       h('p', {}, m.prompt),
       m.still_useful ? h('div', { class: 'card notice still-useful' },
         h('p', {}, words(' ', 'Still useful?', m.quiet_runs, 'runs in a row had nothing to tell you.')),
@@ -218,7 +271,8 @@ export function pages({ api, painter, act, say, when }) {
         h('button', { class: 'run', onclick: () => post('run', 'Running') }, 'Run now'),
         m.enabled ? h('button', { class: 'pause', onclick: () => post('pause', 'Paused') }, 'Pause')
           : h('button', { class: 'resume', onclick: () => post('resume', 'Resumed') }, 'Resume')),
-      m.ends_on ? h('div', { class: 'muted' }, words(' ', 'Ends', when(m.ends_on))) : null);
+      m.ends_on ? h('div', { class: 'muted' }, words(' ', 'Ends', when(m.ends_on))) : null,
+      runsOf(m));
   }
 
   // missions draws the Missions page.

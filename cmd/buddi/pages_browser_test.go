@@ -154,7 +154,11 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 	goTo("#/missions")
 	poll("the mission form", `!!document.querySelector('main form[data-form=mission] select[name=agent] option')`)
 	set(`main form[data-form=mission] [name=name]`, "morning news")
-	set(`main form[data-form=mission] [name=cron]`, "0 8 * * 1-5")
+	// The one When field takes words, and says what they mean (or how to write them) as the owner types.
+	set(`main form[data-form=mission] [name=when]`, "every monday")
+	poll("the refusal of words without a time", `document.querySelector('main .when-preview').textContent.includes('at what time')`)
+	set(`main form[data-form=mission] [name=when]`, "weekdays at 8am")
+	poll("the preview of the words", `/^weekdays at 08:00 \(.+\) · 0 8 \* \* 1-5 · next: \w{3} \w{3} \d+ 08:00/.test(document.querySelector('main .when-preview').textContent)`)
 	set(`main form[data-form=mission] [name=prompt]`, "Tell me the news that matters to me.")
 	click(`main form[data-form=mission] button[type=submit]`)
 	poll("the mission's card", `!!document.querySelector('main [data-mission] button.pause')`)
@@ -176,6 +180,12 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 		return conn.QueryRow(dbctx, `SELECT count(*) FROM core.occurrences WHERE mission_id = $1 AND reason = $2`, id, scheduler.RunNowReason).Scan(&n) == nil && n == 1
 	})
 	poll("the card after run now", `!!document.querySelector('main [data-mission] button.pause')`)
+	if got := eval(`document.querySelector('main [data-mission] .muted').textContent`); !strings.Contains(got, "weekdays at 08:00") {
+		t.Fatalf("the card says its schedule as %q", got)
+	}
+	// Its runs: the one run now, opened from the card.
+	click(`main [data-mission] details.runs summary`)
+	poll("the mission's runs", `[...document.querySelectorAll('main [data-mission] details.runs li.run')].length === 1 && document.querySelector('main [data-mission] details.runs li.run').textContent.includes('`+scheduler.RunNowReason+`')`)
 	click(`main [data-mission] button.pause`)
 	poll("the paused mission", `!!document.querySelector('main [data-mission] button.resume')`)
 	click(`main [data-mission] button.resume`)
