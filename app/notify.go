@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"buddi/core/action"
 	"buddi/core/notify"
 	"buddi/core/redact"
 	"buddi/core/seal"
+	"buddi/runtime/run"
 	"buddi/scheduler"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/telegram"
@@ -24,12 +27,22 @@ type Secrets interface {
 
 // notifier is notifyOwner as buddi serve wires it: the dashboard's pages say whether the
 // owner is here, and the paired phone (when a bot token is in the vault) takes the pushes.
-func notifier(pool *pgxpool.Pool, secrets Secrets, scrub redact.Scrubber, key seal.Key, presence *dashboard.Presence, log *slog.Logger) *notify.Notifier {
+func notifier(pool *pgxpool.Pool, secrets Secrets, scrub redact.Scrubber, key seal.Key, presence *dashboard.Presence, reusable func(tool string) bool, log *slog.Logger) *notify.Notifier {
 	n := &notify.Notifier{Pool: pool, Present: presence.Here, Scrub: scrub, Log: log}
 	if token, err := secrets.Get("TELEGRAM_BOT_TOKEN"); err == nil && token != "" {
-		n.Phone = telegramPhone{api: TelegramAPI(token), store: &telegram.Store{Pool: pool, Scrub: scrub, Key: key, Log: log}}
+		api, store := TelegramAPI(token), &telegram.Store{Pool: pool, Scrub: scrub, Key: key, Log: log}
+		n.Phone = telegramPhone{api: api, store: store, cards: telegram.New(telegram.Deps{API: api, Store: store, Reusable: reusable, Log: log})}
 	}
 	return n
+}
+
+// askOwner tells the owner of an approval an unattended run waits on: on Home it is a card
+// already; on the phone it arrives as the card with its buttons.
+func askOwner(t scheduler.Tell) func(ctx context.Context, m run.Meta, rec action.Record) {
+	return func(ctx context.Context, m run.Meta, rec action.Record) {
+		t(ctx, notify.Notice{Key: notify.KindApproval + ":" + rec.ID, Kind: notify.KindApproval, Title: "Needs you: " + rec.Envelope.Summary,
+			Body: rec.Envelope.Preview, Link: "#/home", ConversationID: m.ConversationID})
+	}
 }
 
 // tell is n.Owner for callers that go on whatever happens: a notice that cannot be written
@@ -56,6 +69,7 @@ func incidentTeller(t scheduler.Tell) func(string) {
 type telegramPhone struct {
 	api   *telegram.API
 	store *telegram.Store
+	cards *telegram.Bot // sends an approval's card with its buttons; nil sends it as text
 }
 
 // Push sends r to every paired phone; notify.ErrNoPhone when none is paired.
@@ -71,6 +85,13 @@ func (p telegramPhone) Push(ctx context.Context, r notify.Row) error {
 	sent := 0
 	for _, d := range devices {
 		if !d.Sealed {
+			continue
+		}
+		if id, ok := strings.CutPrefix(r.Key, notify.KindApproval+":"); ok && r.Kind == notify.KindApproval && p.cards != nil {
+			if err := p.cards.SendCard(ctx, d.ChatID, id, r.Title, r.Body); err != nil {
+				return fmt.Errorf("push the card to the phone: %w", err)
+			}
+			sent++
 			continue
 		}
 		if _, err := p.api.SendMessage(ctx, d.ChatID, text, nil); err != nil {

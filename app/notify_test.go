@@ -3,13 +3,21 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"buddi/core/action"
 	"buddi/core/notify"
 	"buddi/core/seal"
 	"buddi/internal/pgtest"
+	"buddi/plugins"
+	"buddi/runtime/run"
 	"buddi/surfaces/dashboard"
 	"buddi/surfaces/telegram"
 	"buddi/surfaces/telegram/telegramtest"
@@ -64,5 +72,81 @@ func TestNoticeReachesThePairedPhone(t *testing.T) {
 	}
 	if got := len(bot.Calls("sendMessage")); got != 1 {
 		t.Fatalf("%d sends: a normal notice went to the phone while the owner was on the dashboard", got)
+	}
+}
+
+// An approval that unattended work waits on reaches the paired phone as its card, with the
+// choice's options and Approve and Reject as buttons, once however often it is told; Home,
+// which shows the card itself, does not list it again among what arrived.
+func TestUnattendedApprovalReachesThePhoneAsACard(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	key, err := seal.New(bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := telegramtest.New(t)
+	api := &telegram.API{Base: bot.URL, Token: telegramtest.Token, HTTP: &http.Client{}}
+	store := &telegram.Store{Pool: pool, Key: key}
+	n := &notify.Notifier{Pool: pool, Present: (&dashboard.Presence{}).Here,
+		Phone: telegramPhone{api: api, store: store, cards: telegram.New(telegram.Deps{API: api, Store: store})}}
+	code, _, err := store.NewPairingCode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Pair(ctx, code, telegram.User{ID: 42, FirstName: "Ann"}, 4242); err != nil {
+		t.Fatal(err)
+	}
+	var rec action.Record
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rec, err = action.Create(ctx, tx, key, action.Proposal{
+			Call:    plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{}`), Agent: "helper", RunID: "run-1"},
+			Version: "1",
+			Envelope: plugins.Envelope{Summary: "Send the weekly mail", Preview: "To: ann@example.com", Effects: []plugins.Effect{plugins.EffectNetWrite},
+				Choices: []plugins.Choice{{Name: "from", Options: []string{"home", "work"}, Default: "home"}}},
+		})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ask := askOwner(tell(n, slog.New(slog.DiscardHandler)))
+	for range 2 {
+		ask(ctx, run.Meta{RunID: "run-1", Agent: "helper"}, rec)
+	}
+	sends := bot.Calls("sendMessage")
+	if len(sends) != 1 {
+		t.Fatalf("%d sends; want the card once", len(sends))
+	}
+	if txt, _ := sends[0].Params["text"].(string); !strings.Contains(txt, "Send the weekly mail") || !strings.Contains(txt, "Choose from: home / work") {
+		t.Errorf("the card's text: %q", txt)
+	}
+	markup, _ := json.Marshal(sends[0].Params["reply_markup"])
+	for _, want := range []string{`"Approve"`, `"Reject"`, `"✓ home"`, `"work"`} {
+		if !strings.Contains(string(markup), want) {
+			t.Errorf("the card has no %s button: %s", want, markup)
+		}
+	}
+	rows, err := notify.List(ctx, pool, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Kind != notify.KindApproval || rows[0].PushedAt == nil {
+		t.Fatalf("the approval's row: %+v", rows)
+	}
+	srv := httptest.NewServer(dashboard.NewServer(dashboard.Deps{Pool: pool, Addr: "", CLIToken: "t0k"}).Handler())
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/api/notifications", nil)
+	req.Header.Set("Authorization", "Bearer t0k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct{ Notifications []notify.Row }
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /api/notifications: %d %v", resp.StatusCode, err)
+	}
+	if len(got.Notifications) != 0 {
+		t.Errorf("Home lists the approval among what arrived too: %+v", got.Notifications)
 	}
 }

@@ -194,7 +194,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	presence := &dashboard.Presence{}
-	notices := notifier(src.Pool, secrets, scrub, sealKey, presence, log)
+	// The registry is built from the manifests, which tell through notices: which tools allow
+	// "remember" is read from it once it exists (before anything is told).
+	var reusable func(tool string) bool
+	notices := notifier(src.Pool, secrets, scrub, sealKey, presence, func(tool string) bool { return reusable != nil && reusable(tool) }, log)
 	owner := tell(notices, log)
 	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log)
 	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
@@ -227,6 +230,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return fmt.Errorf("load tools: %w", err)
 	}
+	reusable = telegramReusable(reg)
 	insert, err := queue.InsertOnly(src.Pool)
 	if err != nil {
 		return err
@@ -256,6 +260,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			return paused, err
 		},
 		Unattended: []string{"mission.report", "mission.silent", "schedule.list_mine", "schedule.cancel_mine"},
+		Asked:      askOwner(owner),
 		Finished: func(ctx context.Context, m run.Meta, last func() string) {
 			if m.Interactive {
 				return

@@ -42,6 +42,11 @@ const (
 	RouteDigest    = "digest"    // folded into the weekly recap
 )
 
+// KindApproval is the kind of the notices of approvals that unattended work waits on; their
+// key is "approval:" and the action's id. The dashboard draws such an approval as its card, so
+// it does not list the notice again.
+const KindApproval = "approval"
+
 // Notice is one thing to tell the owner.
 type Notice struct {
 	// Key names the notice for good: a second Owner with the same key (a rerun of the job

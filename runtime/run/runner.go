@@ -71,6 +71,9 @@ type Runner struct {
 	// that decided nothing is settled there).
 	// The last words are read only when asked for.
 	Finished func(ctx context.Context, m Meta, lastText func() string)
+	// Asked, when set, hears every approval an unattended run waits on (a mission's, a
+	// reminder's, a watcher's): nobody follows such a run, so the owner must be told.
+	Asked func(ctx context.Context, m Meta, rec action.Record)
 	// Paused, when set, says whether the owner paused all work: Deliver then leaves a run to
 	// its job, which waits in the paused queue.
 	Paused func(ctx context.Context, q eventlog.Querier) (bool, error)
@@ -681,6 +684,9 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 		if rec.Approval.State == action.Pending {
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "approval", Tool: c.Name, CallID: c.ID,
 				ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview})
+			if !m.Interactive && r.Asked != nil {
+				r.Asked(ctx, m, rec)
+			}
 		}
 		return answerFromAction(rec)
 	}

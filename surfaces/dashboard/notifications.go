@@ -28,10 +28,14 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "the notifications could not be read: try again")
 		return
 	}
-	if rows == nil {
-		rows = []notify.Row{}
+	// An approval's notice is its card on Home already.
+	shown := []notify.Row{}
+	for _, row := range rows {
+		if row.Kind != notify.KindApproval {
+			shown = append(shown, row)
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"notifications": rows})
+	writeJSON(w, http.StatusOK, map[string]any{"notifications": shown})
 }
 
 // seenNotification records that the owner saw one.

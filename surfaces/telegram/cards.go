@@ -178,6 +178,12 @@ func (b *Bot) sendCard(ctx context.Context, chat int64, id, summary, preview str
 	return err
 }
 
+// SendCard sends the card of the pending action id to chat, with the buttons a card in a
+// conversation has: how an approval raised by unattended work reaches the owner's phone.
+func (b *Bot) SendCard(ctx context.Context, chat int64, id, summary, preview string) error {
+	return b.sendCard(ctx, chat, id, summary, preview)
+}
+
 // fits reports whether choices can be carried on buttons.
 func fits(choices []plugins.Choice) bool {
 	if len(choices) > maxChoices {
