@@ -67,36 +67,56 @@ async function drawRail() {
     a.question ? h('span', { class: 'dot', title: 'a question is waiting for your answer' }) : null))));
 }
 
+// --- what the owner is in the middle of, kept across redraws ---
+// Home redraws whenever the event log grows, and a page drawn again is drawn from the API.
+// What the owner has picked on a card but not yet sent (by action), a half-typed answer to a
+// question (by conversation) and a Cancel not yet confirmed (by job) live here, not in the
+// nodes a redraw replaces; each is dropped once it is sent.
+const kept = {
+  picks: new Map(),      // action id → {picks: {choice: option}, remember}
+  answers: new Map(),    // conversation id → the answer's text so far
+  cancelling: new Set(), // ids of the failed jobs whose Cancel waits for its confirmation
+};
+
 // --- approval cards, shared by Home and Chat ---
-// A card offers the action's declared choices (the default picked) and, for a tool that
-// allows it, "remember" for this conversation or always; Approve sends what is picked.
+// A card offers the action's declared choices (the default picked, or what the owner picked
+// before a redraw) and, for a tool that allows it, "remember" for this conversation or
+// always; Approve sends what is picked.
 let cardSerial = 0;
 function approvalCard(a, onDone) {
   const env = a.envelope || {};
   const serial = ++cardSerial; // radio groups are named per card, so two cards never share one
+  const before = kept.picks.get(a.id) || { picks: {} };
+  const chosen = c => Object.hasOwn(before.picks, c.name) ? before.picks[c.name] : c.default;
   const choices = (env.choices || []).map((c, i) => {
     const options = c.options || [];
     const label = h('span', { class: 'choice-name' }, c.name);
+    const pick = chosen(c);
     if (options.length > 4) {
       return h('label', { class: 'choice', 'data-choice': c.name }, label, ' ',
         h('select', { name: c.name },
-          c.default ? null : h('option', { value: '', selected: true, disabled: true }, 'choose'),
-          options.map(o => h('option', { value: o, selected: o === c.default }, o))));
+          options.includes(pick) ? null : h('option', { value: '', selected: true, disabled: true }, 'choose'),
+          options.map(o => h('option', { value: o, selected: o === pick }, o))));
     }
     return h('fieldset', { class: 'choice', 'data-choice': c.name }, h('legend', {}, c.name),
-      options.map(o => h('label', {}, h('input', { type: 'radio', name: `c${serial}-${i}`, value: o, checked: o === c.default }), ' ', o)));
+      options.map(o => h('label', {}, h('input', { type: 'radio', name: `c${serial}-${i}`, value: o, checked: o === pick }), ' ', o)));
   });
   const remember = a.reusable ? h('fieldset', { class: 'choice remember' }, h('legend', {}, 'Remember'),
     [['', 'just this once'], a.conversation_id ? ['conversation', 'this conversation'] : null, ['all', 'always']]
       .filter(Boolean)
-      .map(([v, text]) => h('label', {}, h('input', { type: 'radio', name: `r${serial}`, value: v, checked: v === '' }), ' ', text))) : null;
-  const card = h('div', { class: 'card approval', 'data-action': a.id },
+      .map(([v, text]) => h('label', {}, h('input', { type: 'radio', name: `r${serial}`, value: v, checked: v === (before.remember || '') }), ' ', text))) : null;
+  // decided forgets the card's picks once its decision is recorded.
+  const decided = path => async () => {
+    await api('POST', `/api/approvals/${encodeURIComponent(a.id)}/${path}`, path === 'approve' ? decision() : undefined);
+    kept.picks.delete(a.id);
+  };
+  const card = h('div', { class: 'card approval', 'data-action': a.id, onchange: () => kept.picks.set(a.id, decision()) },
     h('div', {}, h('strong', {}, env.summary || a.tool), ' ', h('span', { class: 'muted' }, words(' · ', a.agent, a.tool))),
     env.preview || a.card ? h('pre', {}, env.preview || a.card) : null,
     choices.length || remember ? h('div', { class: 'choices' }, choices, remember) : null,
     h('div', { class: 'buttons' },
-      h('button', { class: 'primary', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/approve`, decision()), 'Approved').then(onDone) }, 'Approve'),
-      h('button', { class: 'danger', onclick: () => act(() => api('POST', `/api/approvals/${encodeURIComponent(a.id)}/reject`), 'Rejected').then(onDone) }, 'Reject')));
+      h('button', { class: 'primary', onclick: () => act(decided('approve'), 'Approved').then(onDone) }, 'Approve'),
+      h('button', { class: 'danger', onclick: () => act(decided('reject'), 'Rejected').then(onDone) }, 'Reject')));
   // decision reads what the owner picked on this card.
   function decision() {
     const picks = {};
@@ -117,14 +137,72 @@ function placeCard(thread, a) {
   add(thread, approvalCard(a));
 }
 
-// failedJob is one failed job with what the owner can do about it.
+// failedJob is one failed job with what the owner can do about it: retry, dismiss, or cancel,
+// which asks once more in a sentence before it gives the work up.
 function failedJob(j) {
+  const confirming = kept.cancelling.has(j.id);
+  const cancelling = on => () => { if (on) kept.cancelling.add(j.id); else kept.cancelling.delete(j.id); refresh(); };
   return h('div', { class: 'card job', 'data-job': j.id },
     h('div', {}, h('strong', {}, j.kind), ' ', h('span', { class: 'muted' }, words(' · ', '#' + j.id, j.attempts ? words(' ', j.attempts, j.attempts === 1 ? 'attempt' : 'attempts') : null))),
     j.error ? h('pre', {}, j.error) : null,
-    h('div', { class: 'buttons' },
-      h('button', { class: 'primary retry', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'),
-      j.dismissed ? null : h('button', { class: 'dismiss', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss')));
+    confirming
+      ? h('div', { class: 'confirm' },
+        h('p', {}, `Cancel job #${j.id} (${j.kind})? buddi gives this work up: it is not tried again and leaves this list, and stays on record under Activity, where Retry still brings it back.`),
+        h('div', { class: 'buttons' },
+          h('button', { class: 'danger confirm-cancel', onclick: () => act(async () => { await api('POST', `/api/jobs/${j.id}/cancel`); kept.cancelling.delete(j.id); }, words(' ', 'Cancelled job', '#' + j.id)) }, 'Cancel the job'),
+          h('button', { class: 'keep', onclick: cancelling(false) }, 'Keep it')))
+      : h('div', { class: 'buttons' },
+        h('button', { class: 'primary retry', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/retry`), 'Retrying') }, 'Retry'),
+        j.dismissed ? null : h('button', { class: 'dismiss', onclick: () => act(() => api('POST', `/api/jobs/${j.id}/dismiss`), 'Dismissed') }, 'Dismiss'),
+        h('button', { class: 'danger cancel', onclick: cancelling(true) }, 'Cancel')));
+}
+
+// openChat opens an agent's chat on one conversation (the one a question was asked in),
+// rather than the agent's latest.
+function openChat(agent, conv) {
+  if (chat && chat.socket) chat.socket.close();
+  chat = { agent, conv, socket: null, streaming: null, run: '' };
+  location.hash = '#/chat/' + encodeURIComponent(agent);
+}
+
+// questionCard is a question an agent holds for the owner, with a box whose text is sent as
+// the owner's next message in that conversation: the answer the agent waits for.
+function questionCard(q) {
+  const who = q.handle || q.agent;
+  const input = h('textarea', { name: 'answer', rows: 2, placeholder: `Your answer to ${who}`, 'aria-label': `Your answer to ${who}`,
+    oninput: () => kept.answers.set(q.conversation_id, input.value) });
+  input.value = kept.answers.get(q.conversation_id) || '';
+  const form = h('form', { class: 'answer', onsubmit: ev => {
+    ev.preventDefault();
+    const text = input.value;
+    if (!text.trim()) { say('Write your answer first.'); return; }
+    act(async () => {
+      await api('POST', '/api/messages', { conversation_id: q.conversation_id, resume: true, text, surface: 'dashboard' });
+      kept.answers.delete(q.conversation_id);
+    }, words(' ', 'Answer sent to', who));
+  } }, input, h('button', { class: 'primary', type: 'submit' }, 'Answer'));
+  input.addEventListener('keydown', ev => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
+  return h('div', { class: 'card question', 'data-question': q.conversation_id },
+    h('div', {}, h('strong', {}, who), ' ', h('span', { class: 'muted' }, words(' · ', 'asks you', when(q.asked_at)))),
+    h('p', { class: 'asked' }, q.question),
+    form,
+    h('a', { href: '#/chat/' + encodeURIComponent(q.agent), class: 'open-chat', onclick: ev => { ev.preventDefault(); openChat(q.agent, q.conversation_id); } }, 'Open the chat'));
+}
+
+// focusOf says which of Home's fields the owner is typing in (by its card), so a redraw can
+// give the focus and the caret back to the field that replaces it.
+function focusOf() {
+  const e = document.activeElement;
+  const card = e && e.closest && main.contains(e) ? e.closest('[data-question]') : null;
+  if (!card || e.tagName !== 'TEXTAREA') return null;
+  return { conv: card.dataset.question, start: e.selectionStart, end: e.selectionEnd };
+}
+
+function refocus(f) {
+  if (!f) return;
+  const card = [...main.querySelectorAll('[data-question]')].find(c => c.dataset.question === f.conv);
+  const input = card && card.querySelector('textarea');
+  if (input) { input.focus(); input.setSelectionRange(f.start, f.end); }
 }
 
 // arrived is one thing buddi told the owner unasked (notifyOwner's row): marked seen once
@@ -140,8 +218,9 @@ function arrived(n) {
 // --- Home: what needs the owner ---
 async function drawHome() {
   const paint = painter();
-  const [list, jobs, incidents, health, notices] = await Promise.all([
+  const [list, asked, jobs, incidents, health, notices] = await Promise.all([
     api('GET', '/api/approvals'),
+    api('GET', '/api/questions').catch(() => ({ questions: [] })),
     api('GET', '/api/jobs').catch(() => ({ failed: [] })),
     api('GET', '/api/events?kind=incident.&limit=1'),
     api('GET', '/api/health').catch(() => ({})),
@@ -150,15 +229,26 @@ async function drawHome() {
   const told = notices.notifications || [];
   const incident = (incidents.events || [])[0];
   const failed = jobs.failed || [];
-  paint(
+  const questions = asked.questions || [];
+  // What is kept for cards that are gone (decided, answered or cancelled elsewhere) goes too.
+  const waiting = new Set((list || []).map(a => a.id));
+  for (const id of kept.picks.keys()) if (!waiting.has(id)) kept.picks.delete(id);
+  const open = new Set(questions.map(q => q.conversation_id));
+  for (const id of kept.answers.keys()) if (!open.has(id)) kept.answers.delete(id);
+  const listed = new Set(failed.map(j => j.id));
+  for (const id of kept.cancelling) if (!listed.has(id)) kept.cancelling.delete(id);
+  const focus = focusOf();
+  const painted = paint(
     incident && incident.kind === 'incident.reported' ? h('div', { class: 'card incident' }, (incident.payload || {}).message || incident.detail) : null,
     health.telegram && health.telegram.down ? h('div', { class: 'card incident' }, 'Telegram refused the bot token, so your phone gets nothing: set a new one with `buddi telegram setup`.') : null,
     h('h2', {}, 'Needs you'),
     (list || []).length ? list.map(a => approvalCard(a)) : h('p', { class: 'muted' }, 'No approvals are waiting.'),
+    questions.length ? h('div', { class: 'questions' }, questions.map(questionCard)) : h('p', { class: 'muted' }, 'No agent is waiting for an answer.'),
     h('h2', {}, 'Failed jobs'),
     failed.length ? failed.map(failedJob) : h('p', { class: 'muted' }, 'No failed jobs.'),
     h('h2', {}, 'What arrived'),
     told.length ? told.map(arrived) : h('p', { class: 'muted' }, 'Nothing has arrived yet: mission reports, reminders and alerts show here.'));
+  if (painted) refocus(focus);
 }
 
 // --- Chat ---
