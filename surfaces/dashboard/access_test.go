@@ -24,7 +24,10 @@ import (
 	"buddi/internal/pgtest"
 	"buddi/queue"
 	"buddi/runtime/run"
+	"buddi/scheduler"
+	"buddi/sentinels"
 	"buddi/surfaces/dashboard"
+	"buddi/surfaces/telegram"
 	"buddi/surfaces/webauth"
 )
 
@@ -47,7 +50,14 @@ func setupAccess(t *testing.T) accessBundle {
 	b := accessBundle{pool: pool, key: key, token: "cli-token-0123456789abcdefghijklmnopqrstuvwxyz"}
 	b.srv = dashboard.NewServer(dashboard.Deps{Pool: pool, Queue: run.JobQueue{Inserter: insert}, Chat: &dashboard.Chat{}, Developer: nopDeveloper{}, Jobs: nopJobs{},
 		Seal: b.key, CLIToken: b.token,
-		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} }})
+		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
+		Watch: &dashboard.Watch{
+			Reminders: func(ctx context.Context, all bool) ([]scheduler.Reminder, error) {
+				return scheduler.Reminders(ctx, pool, "", all)
+			},
+			CancelReminder: func(ctx context.Context, id int64) error { return scheduler.CancelReminder(ctx, pool, id) },
+			Sentinels:      &sentinels.Engine{Pool: pool}},
+		Phone: &dashboard.Phone{Telegram: &telegram.Store{Pool: pool, Key: b.key}}})
 	b.ts = httptest.NewServer(b.srv.Handler())
 	t.Cleanup(b.ts.Close)
 	return b
