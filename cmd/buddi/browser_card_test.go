@@ -3,13 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
@@ -34,75 +30,45 @@ func TestCardChoiceFromHomeInBrowser(t *testing.T) {
 		run("toolu_run2"),
 		pt.Text("Ran it again."),
 	)
-	ctx := browser(t)
+	p := openPage(t, s)
 	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
-	type css = chromedp.CSS
-	eval := func(js string) string {
-		t.Helper()
-		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return out
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(time.Minute))); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
-		}
-	}
-	do := func(what string, a chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, a); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
-		}
-	}
 	var link struct{ URL string }
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
 		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
 	}
-	do("viewport", chromedp.EmulateViewport(1280, 900))
-	do("sign in", chromedp.Navigate(link.URL))
-	do("open the chat", chromedp.Navigate(base+"/#/chat/developer"))
-	do("see the composer", chromedp.WaitVisible(css(`form.compose textarea`)))
-	do("type", typeInto(css(`form.compose textarea`), "run env in my project"))
-	do("send", chromedp.Click(css(`form.compose button[type=submit]`)))
+	p.width(1280)
+	p.navigate(link.URL)
+	p.navigate(base + "/#/chat/developer")
+	p.typeInto(`form.compose textarea`, "run env in my project")
+	p.click(`form.compose button[type=submit]`)
 	// The workspace's card carries no choice; it is approved in the chat.
-	do("see the workspace card", chromedp.WaitVisible(css(`#thread .approval button.primary`)))
-	if n := eval(`String(document.querySelectorAll('#thread .approval .choice').length)`); n != "0" {
+	p.poll("the workspace card", `!!document.querySelector('#thread .approval button.primary')`)
+	if n := p.eval(`String(document.querySelectorAll('#thread .approval .choice').length)`); n != "0" {
 		t.Errorf("the workspace card shows %s choices, want none", n)
 	}
-	do("approve the workspace", chromedp.Click(css(`#thread .approval button.primary`)))
+	p.click(`#thread .approval button.primary`)
 
 	// The command's card waits on Home with its choice, the default picked.
-	eval(`location.hash = '#/home'`)
-	poll("Home shows the command's card with its choice", `!!document.querySelector('main .approval [data-choice="remember in this workspace"] input:checked') && document.querySelector('main .approval').innerText.includes('env')`)
-	if got := eval(`document.querySelector('main .approval [data-choice] input:checked').value`); got != "no" {
+	p.goTo("#/home")
+	p.poll("Home shows the command's card with its choice", `!!document.querySelector('main .approval [data-choice="remember in this workspace"] input:checked') && document.querySelector('main .approval').innerText.includes('env')`)
+	if got := p.eval(`document.querySelector('main .approval [data-choice] input:checked').value`); got != "no" {
 		t.Errorf("the picked option before the owner chooses: %q, want the default \"no\"", got)
 	}
-	if got := eval(`[...document.querySelectorAll('main .approval [data-choice] label')].map(l => l.innerText.trim()).join('|')`); got != "no|exactly this command" {
+	if got := p.eval(`[...document.querySelectorAll('main .approval [data-choice] label')].map(l => l.innerText.trim()).join('|')`); got != "no|exactly this command" {
 		t.Errorf("the options drawn: %q", got)
 	}
-	if n := eval(`String(document.querySelectorAll('main .approval .remember').length)`); n != "0" {
+	if n := p.eval(`String(document.querySelectorAll('main .approval .remember').length)`); n != "0" {
 		t.Errorf("developer.run does not allow a standing permission, yet its card offers remember (%s)", n)
 	}
 	// At 390 px the card and its choice fit the page; the screenshot is kept.
-	do("narrow", chromedp.EmulateViewport(390, 900))
-	poll("the card fits 390 px", `document.documentElement.scrollWidth <= 390`)
-	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil || len(png) < 1000 {
-		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
-	} else if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "home-card-choice-390.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	do("viewport", chromedp.EmulateViewport(1280, 900))
+	p.shoot("home-card-choice", 390)
+	p.width(1280)
 	// The pick and the approval in one turn of the page: Home redraws when the event log
 	// grows, and a node found before a redraw is gone after it.
-	if got := eval(`(() => { const c = document.querySelector('main .approval'); c.querySelector('[data-choice] input[value="exactly this command"]').click(); c.querySelector('button.primary').click(); return 'clicked'; })()`); got != "clicked" {
+	if got := p.eval(`(() => { const c = document.querySelector('main .approval'); c.querySelector('[data-choice] input[value="exactly this command"]').click(); c.querySelector('button.primary').click(); return 'clicked'; })()`); got != "clicked" {
 		t.Fatalf("pick and approve on Home: %q", got)
 	}
-	poll("Home without the card", `document.querySelector('main').innerText.includes('No approvals are waiting.')`)
+	p.poll("Home without the card", `document.querySelector('main').innerText.includes('No approvals are waiting.')`)
 
 	// The pick was decided with the approval, and the command is remembered.
 	var decided []struct {
@@ -126,11 +92,11 @@ func TestCardChoiceFromHomeInBrowser(t *testing.T) {
 	})
 
 	// The same command again runs without a card.
-	eval(`location.hash = '#/chat/developer'`)
-	poll("the first run's answer", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Ran it once.')`)
-	do("type again", typeInto(css(`form.compose textarea`), "and once more"))
-	do("send again", chromedp.Click(css(`form.compose button[type=submit]`)))
-	poll("the second run's answer", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Ran it again.')`)
+	p.goTo("#/chat/developer")
+	p.poll("the first run's answer", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Ran it once.')`)
+	p.typeInto(`form.compose textarea`, "and once more")
+	p.click(`form.compose button[type=submit]`)
+	p.poll("the second run's answer", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Ran it again.')`)
 	var runs []struct{ Tool string }
 	s.getJSON(t, "/api/approvals?state=all", &runs)
 	n := 0

@@ -67,6 +67,15 @@ func (p *page) set(sel, value string) {
 	p.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`, sel, value))
 }
 
+// typeInto types text into the field sel, key by key, once it is visible (typeInto's retry
+// covers a field the page draws again in between).
+func (p *page) typeInto(sel, text string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, typeInto(chromedp.CSS(sel), text)); err != nil {
+		p.t.Fatalf("type into %s: %v\npage:\n%s", sel, err, p.text())
+	}
+}
+
 // navigate opens url (the dashboard's sign-in link or address).
 func (p *page) navigate(url string) {
 	p.t.Helper()

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
 
 	pt "buddi/runtime/providertest"
@@ -35,85 +33,26 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 	s := startServe(t, home, port, vars)
 	s.health()
 
-	ctx := browser(t)
-	type css = chromedp.CSS
-	eval := func(js string) string {
-		t.Helper()
-		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return out
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(45*time.Second))); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
-		}
-	}
-	click := func(sel string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Click(css(sel))); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("click %s: %v\n%s", sel, err, page)
-		}
-	}
-	// set puts value in the form field sel, as typing would, and says the field changed.
-	set := func(sel, value string) {
-		t.Helper()
-		eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`, sel, value))
-	}
-	goTo := func(hash string) { t.Helper(); eval(`location.hash = '` + hash + `'; ''`) }
-	width := func(w int64) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// shoot keeps a screenshot of the page at w px and checks nothing runs off its side and
-	// nothing is printed that should have been drawn.
-	shoot := func(name string, w int64) {
-		t.Helper()
-		width(w)
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, w), chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > %d).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('\n')`, w)))
-			t.Fatalf("%s runs off a page %d px wide: %v\n%s", name, w, err, wide)
-		}
-		if page := eval(`document.querySelector('main').innerText`); strings.Contains(page, "[object") || strings.Contains(page, "null") || strings.Contains(page, "undefined") || strings.Contains(page, "NaN") {
-			t.Errorf("%s prints what it should draw:\n%s", name, page)
-		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil || len(png) < 1000 {
-			t.Fatalf("screenshot %s: %d bytes, %v", name, len(png), err)
-		}
-		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%d.png", name, w)), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := openPage(t, s)
 
 	var link struct{ URL string }
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
 		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
 	}
-	width(1280)
-	if err := chromedp.Do(ctx, chromedp.Navigate(link.URL)); err != nil {
-		t.Fatal(err)
-	}
+	p.width(1280)
+	p.navigate(link.URL)
 	// An empty home: the first-run form, not Home.
-	poll("the first-run form", `!!document.querySelector('main form[data-form=setup]') && !document.querySelector('main .approval') && !document.querySelector('main').innerText.includes('Needs you')`)
-	shoot("first-run", 1280)
-	shoot("first-run", 390)
-	width(1280)
+	p.poll("the first-run form", `!!document.querySelector('main form[data-form=setup]') && !document.querySelector('main .approval') && !document.querySelector('main').innerText.includes('Needs you')`)
+	p.shootBoth("first-run")
 
 	// A wrong key: the provider's refusal, in a sentence; nothing stored.
-	set(`main form[data-form=setup] [name=wire]`, "anthropic")
-	set(`main form[data-form=setup] [name=base_url]`, model.URL)
-	set(`main form[data-form=setup] [name=secret]`, "sk-not-the-key")
-	set(`main form[data-form=setup] [name=model]`, "model-one")
-	click(`main form[data-form=setup] button[type=submit]`)
-	poll("the wrong key's sentence", `(() => { const r = document.querySelector('main .first-run .result'); return !!r && r.textContent !== '' && !r.textContent.startsWith('Testing') })()`)
-	if got := eval(`document.querySelector('main .first-run .result').textContent`); strings.HasPrefix(got, "It works") {
+	p.set(`main form[data-form=setup] [name=wire]`, "anthropic")
+	p.set(`main form[data-form=setup] [name=base_url]`, model.URL)
+	p.set(`main form[data-form=setup] [name=secret]`, "sk-not-the-key")
+	p.set(`main form[data-form=setup] [name=model]`, "model-one")
+	p.click(`main form[data-form=setup] button[type=submit]`)
+	p.poll("the wrong key's sentence", `(() => { const r = document.querySelector('main .first-run .result'); return !!r && r.textContent !== '' && !r.textContent.startsWith('Testing') })()`)
+	if got := p.eval(`document.querySelector('main .first-run .result').textContent`); strings.HasPrefix(got, "It works") {
 		t.Fatalf("a wrong key works: %s", got)
 	}
 	if code, out, _ := runBuddi(t, vars, time.Minute, "accounts", "list", "--json"); code != 0 || strings.Contains(out, "anthropic") {
@@ -122,46 +61,42 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 
 	// The right key: tested, stored, given to the agents; the agent answers in one line.
 	model.Script(pt.Text("OK"), pt.Text("Hello! I am here ", "whenever you need me."))
-	set(`main form[data-form=setup] [name=secret]`, pt.APIKey)
-	click(`main form[data-form=setup] button[type=submit]`)
-	poll("the agent's first answer", `!!document.querySelector('main .first-answer') && document.querySelector('main .first-answer').innerText.includes('Hello! I am here whenever you need me.')`)
-	if got := eval(`document.querySelector('main .first-run .result').textContent`); !strings.HasPrefix(got, "It works") {
+	p.set(`main form[data-form=setup] [name=secret]`, pt.APIKey)
+	p.click(`main form[data-form=setup] button[type=submit]`)
+	p.poll("the agent's first answer", `!!document.querySelector('main .first-answer') && document.querySelector('main .first-answer').innerText.includes('Hello! I am here whenever you need me.')`)
+	if got := p.eval(`document.querySelector('main .first-run .result').textContent`); !strings.HasPrefix(got, "It works") {
 		t.Fatalf("the test's sentence: %s", got)
 	}
-	if got := eval(`document.querySelector('main').innerHTML`); strings.Contains(got, pt.APIKey) {
+	if got := p.eval(`document.querySelector('main').innerHTML`); strings.Contains(got, pt.APIKey) {
 		t.Fatal("the page still holds the key")
 	}
-	shoot("first-answer", 1280)
-	shoot("first-answer", 390)
-	width(1280)
-	click(`main .first-run button.done`)
-	poll("Home after the first run", `document.querySelector('main').innerText.includes('Needs you')`)
+	p.shootBoth("first-answer")
+	p.click(`main .first-run button.done`)
+	p.poll("Home after the first run", `document.querySelector('main').innerText.includes('Needs you')`)
 
 	// Settings → Accounts and models: the account, its agents, test it, every agent can run.
-	goTo("#/settings/accounts")
-	poll("the account", `!!document.querySelector('main [data-account]') && document.querySelectorAll('main [data-agent-settings]').length > 0`)
-	if got := eval(`[...document.querySelectorAll('main [data-agent-settings] .pill')].map(e => e.textContent).join()`); strings.Contains(got, "cannot run") {
-		t.Fatalf("after the first run, agents cannot run: %s\n%s", got, eval(`document.querySelector('main').innerText`))
+	p.goTo("#/settings/accounts")
+	p.poll("the account", `!!document.querySelector('main [data-account]') && document.querySelectorAll('main [data-agent-settings]').length > 0`)
+	if got := p.eval(`[...document.querySelectorAll('main [data-agent-settings] .pill')].map(e => e.textContent).join()`); strings.Contains(got, "cannot run") {
+		t.Fatalf("after the first run, agents cannot run: %s\n%s", got, p.eval(`document.querySelector('main').innerText`))
 	}
 	model.Script(pt.Text("OK"))
-	click(`main [data-account] button.test`)
-	poll("the account's test", `document.querySelector('main [data-account] .result').textContent.startsWith('It works')`)
-	shoot("settings-accounts", 1280)
-	shoot("settings-accounts", 390)
-	width(1280)
+	p.click(`main [data-account] button.test`)
+	p.poll("the account's test", `document.querySelector('main [data-account] .result').textContent.startsWith('It works')`)
+	p.shootBoth("settings-accounts")
 
 	// Missions: add one in the form, run it now, pause it.
-	goTo("#/missions")
-	poll("the mission form", `!!document.querySelector('main form[data-form=mission] select[name=agent] option')`)
-	set(`main form[data-form=mission] [name=name]`, "morning news")
+	p.goTo("#/missions")
+	p.poll("the mission form", `!!document.querySelector('main form[data-form=mission] select[name=agent] option')`)
+	p.set(`main form[data-form=mission] [name=name]`, "morning news")
 	// The one When field takes words, and says what they mean (or how to write them) as the owner types.
-	set(`main form[data-form=mission] [name=when]`, "every monday")
-	poll("the refusal of words without a time", `document.querySelector('main .when-preview').textContent.includes('at what time')`)
-	set(`main form[data-form=mission] [name=when]`, "weekdays at 8am")
-	poll("the preview of the words", `/^weekdays at 08:00 \(.+\) · 0 8 \* \* 1-5 · next: \w{3} \w{3} \d+ 08:00/.test(document.querySelector('main .when-preview').textContent)`)
-	set(`main form[data-form=mission] [name=prompt]`, "Tell me the news that matters to me.")
-	click(`main form[data-form=mission] button[type=submit]`)
-	poll("the mission's card", `!!document.querySelector('main [data-mission] button.pause')`)
+	p.set(`main form[data-form=mission] [name=when]`, "every monday")
+	p.poll("the refusal of words without a time", `document.querySelector('main .when-preview').textContent.includes('at what time')`)
+	p.set(`main form[data-form=mission] [name=when]`, "weekdays at 8am")
+	p.poll("the preview of the words", `/^weekdays at 08:00 \(.+\) · 0 8 \* \* 1-5 · next: \w{3} \w{3} \d+ 08:00/.test(document.querySelector('main .when-preview').textContent)`)
+	p.set(`main form[data-form=mission] [name=prompt]`, "Tell me the news that matters to me.")
+	p.click(`main form[data-form=mission] button[type=submit]`)
+	p.poll("the mission's card", `!!document.querySelector('main [data-mission] button.pause')`)
 	var id int64
 	dbctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -174,43 +109,40 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	model.Script(pt.Text("Nothing new this morning."))
-	click(`main [data-mission] button.run`)
+	p.click(`main [data-mission] button.run`)
 	waitFor(t, "the run-now occurrence", 30*time.Second, func() bool {
 		var n int
 		return conn.QueryRow(dbctx, `SELECT count(*) FROM core.occurrences WHERE mission_id = $1 AND reason = $2`, id, scheduler.RunNowReason).Scan(&n) == nil && n == 1
 	})
-	poll("the card after run now", `!!document.querySelector('main [data-mission] button.pause')`)
-	if got := eval(`document.querySelector('main [data-mission] .muted').textContent`); !strings.Contains(got, "weekdays at 08:00") {
+	p.poll("the card after run now", `!!document.querySelector('main [data-mission] button.pause')`)
+	if got := p.eval(`document.querySelector('main [data-mission] .muted').textContent`); !strings.Contains(got, "weekdays at 08:00") {
 		t.Fatalf("the card says its schedule as %q", got)
 	}
 	// Its runs: the one run now, opened from the card.
-	click(`main [data-mission] details.runs summary`)
-	poll("the mission's runs", `[...document.querySelectorAll('main [data-mission] details.runs li.run')].length === 1 && document.querySelector('main [data-mission] details.runs li.run').textContent.includes('`+scheduler.RunNowReason+`')`)
-	click(`main [data-mission] button.pause`)
-	poll("the paused mission", `!!document.querySelector('main [data-mission] button.resume')`)
-	click(`main [data-mission] button.resume`)
-	poll("the resumed mission", `!!document.querySelector('main [data-mission] button.pause')`)
+	p.click(`main [data-mission] details.runs summary`)
+	p.poll("the mission's runs", `[...document.querySelectorAll('main [data-mission] details.runs li.run')].length === 1 && document.querySelector('main [data-mission] details.runs li.run').textContent.includes('`+scheduler.RunNowReason+`')`)
+	p.click(`main [data-mission] button.pause`)
+	p.poll("the paused mission", `!!document.querySelector('main [data-mission] button.resume')`)
+	p.click(`main [data-mission] button.resume`)
+	p.poll("the resumed mission", `!!document.querySelector('main [data-mission] button.pause')`)
 	// Silent long enough to ask "Still useful?": Keep.
 	if _, err := conn.Exec(dbctx, `UPDATE core.missions SET quiet_runs = $2 WHERE id = $1`, id, scheduler.StillUsefulAfter); err != nil {
 		t.Fatal(err)
 	}
-	goTo("#/home")
-	poll("Home", `document.querySelector('main').innerText.includes('Needs you')`)
-	goTo("#/missions")
-	poll("Still useful?", `!!document.querySelector('main [data-mission] .still-useful button.keep')`)
-	shoot("missions", 1280)
-	shoot("missions", 390)
-	width(1280)
-	click(`main [data-mission] .still-useful button.keep`)
-	poll("the kept mission", `!document.querySelector('main [data-mission] .still-useful') && !!document.querySelector('main [data-mission] button.pause')`)
+	p.goTo("#/home")
+	p.poll("Home", `document.querySelector('main').innerText.includes('Needs you')`)
+	p.goTo("#/missions")
+	p.poll("Still useful?", `!!document.querySelector('main [data-mission] .still-useful button.keep')`)
+	p.shootBoth("missions")
+	p.click(`main [data-mission] .still-useful button.keep`)
+	p.poll("the kept mission", `!document.querySelector('main [data-mission] .still-useful') && !!document.querySelector('main [data-mission] button.pause')`)
 	var quiet int
 	if err := conn.QueryRow(dbctx, `SELECT quiet_runs FROM core.missions WHERE id = $1`, id).Scan(&quiet); err != nil || quiet != 0 {
 		t.Fatalf("after Keep, quiet_runs %d (%v)", quiet, err)
 	}
 
 	// Health: the live supervision tree with restart counts, the queue and the database.
-	goTo("#/health")
-	poll("the supervision tree", `document.querySelectorAll('main ol.tree li').length > 3 && document.querySelector('main ol.tree').innerText.includes('restarts') && document.querySelector('main').innerText.includes('PostgreSQL')`)
-	shoot("health", 1280)
-	shoot("health", 390)
+	p.goTo("#/health")
+	p.poll("the supervision tree", `document.querySelectorAll('main ol.tree li').length > 3 && document.querySelector('main ol.tree').innerText.includes('restarts') && document.querySelector('main').innerText.includes('PostgreSQL')`)
+	p.shootBoth("health")
 }
