@@ -101,17 +101,20 @@ func (b *Bot) button(label, actionID, verb string) Button {
 }
 
 // cardText is a card's text: what the action does, and its choices named.
+//
+// Every part is the tool's own text, shown as it is: the summary and the choices escaped, the
+// preview fenced, so no Markdown of a tool's changes what the owner reads.
 func cardText(summary, preview string, choices []plugins.Choice) string {
-	card := summary
+	card := literal(summary)
 	if preview != "" {
 		card += "\n\n" + fenced(preview)
 	}
 	for _, c := range choices {
-		line := "\n\nChoose " + c.Name + ": " + strings.Join(c.Options, " / ")
+		line := "Choose " + c.Name + ": " + strings.Join(c.Options, " / ")
 		if c.Default != "" {
 			line += " (unless you pick, " + c.Default + ")"
 		}
-		card += line
+		card += "\n\n" + literal(line)
 	}
 	return card
 }

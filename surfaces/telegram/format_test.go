@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"buddi/plugins"
 )
 
 func TestRenderHTML(t *testing.T) {
@@ -138,6 +140,13 @@ func TestCardPreviewShownExactly(t *testing.T) {
 		if want := "Run it\n\n" + p; got != want {
 			t.Errorf("preview %q\n shown %q\n  want %q", p, got, want)
 		}
+	}
+	// The summary and the choices are shown as the tool wrote them too.
+	summary := "List *.go and *.md in [src](https://e.example) _now_"
+	choices := []plugins.Choice{{Name: "glob_mode", Options: []string{"*.go", "**/*.md"}, Default: "*.go"}}
+	got := shown(renderHTML(cardText(summary, "", choices)))
+	if want := summary + "\n\nChoose glob_mode: *.go / **/*.md (unless you pick, *.go)"; got != want {
+		t.Errorf("summary and choices shown %q\n want %q", got, want)
 	}
 }
 
