@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,97 +54,34 @@ func TestDashboardChatInBrowser(t *testing.T) {
 			ToolCalls: []pt.ToolCall{{ID: "toolu_1", Name: provider.WireToolName("developer.workspace"), Args: `{"directory":"` + dir + `"}`}}},
 		pt.Text("Your workspace ", "is **ready**:\n\n- `src`\n- [docs](javascript:alert(1))\n\n<img src=x onerror=alert(1)>"),
 	)
-	ctx := browser(t)
+	p := openPage(t, s)
 	base := fmt.Sprintf("http://127.0.0.1:%d", s.port)
-	type css = chromedp.CSS
-	threadHas := func(text string) chromedp.Action[bool] {
-		return chromedp.Poll[bool](fmt.Sprintf(`(document.querySelector('#thread')||{innerText:''}).innerText.includes(%q)`, text), chromedp.WithPollingTimeout(time.Minute))
-	}
-	eval := func(js string) string {
-		t.Helper()
-		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return out
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + '\n' + document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", what, err, page, s.log.String())
-		}
-	}
-	goTo := func(hash string) { t.Helper(); eval(`location.hash = '` + hash + `'`) }
-	// shoot keeps a screenshot of the page at width and checks nothing runs off its side.
-	shoot := func(name string, width int64) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, width), chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > %d).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('\n')`, width)))
-			t.Fatalf("%s runs off a page %d px wide: %v\n%s", name, width, err, wide)
-		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil || len(png) < 1000 {
-			t.Fatalf("screenshot %s: %d bytes, %v", name, len(png), err)
-		}
-		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%d.png", name, width)), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// drawn says the page prints no value it should have drawn.
-	drawn := func(where string) {
-		t.Helper()
-		if page := eval(`document.querySelector('main').innerText`); strings.Contains(page, "[object") || strings.Contains(page, "null") || strings.Contains(page, "undefined") {
-			t.Errorf("%s prints what it should draw:\n%s", where, page)
-		}
-	}
 	// Loopback is no credential: before signing in, the browser gets the sign-in page.
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
-		t.Fatal(err)
-	}
-	if page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`)); err != nil || !strings.Contains(page, "Sign in to buddi") {
-		t.Fatalf("before signing in the page shows (%v):\n%s", err, page)
+	p.navigate(base + "/")
+	if page := p.eval(`document.body.innerText`); !strings.Contains(page, "Sign in to buddi") {
+		t.Fatalf("before signing in the page shows:\n%s", page)
 	}
 	var link struct{ URL string }
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
 		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatal(err)
-	}
-	steps := []struct {
-		name string
-		do   chromedp.Action[chromedp.Void]
-	}{
-		{"sign in", chromedp.Navigate(link.URL)},
-		{"open the chat", chromedp.Navigate(base + "/#/chat/developer")},
-		{"see the composer", chromedp.WaitVisible(css(`form.compose textarea`))},
-		{"type", typeInto(css(`form.compose textarea`), "work in my project")},
-		{"send", chromedp.Click(css(`form.compose button[type=submit]`))},
-		{"see the card", chromedp.WaitVisible(css(`#thread .approval button.primary`))},
-	}
-	for _, st := range steps {
-		if err := chromedp.Do(ctx, st.do); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s\nserve log:\n%s", st.name, err, page, s.log.String())
-		}
-	}
-	if _, err := chromedp.Run(ctx, threadHas("Let me set that up.")); err != nil {
-		t.Fatalf("the streamed reply: %v", err)
-	}
-	checkRenderHelper(t, ctx)
+	p.width(1280)
+	p.navigate(link.URL)
+	p.navigate(base + "/#/chat/developer")
+	p.typeInto(`form.compose textarea`, "work in my project")
+	p.click(`form.compose button[type=submit]`)
+	p.poll("the card", `!!document.querySelector('#thread .approval button.primary')`)
+	p.poll("the streamed reply", `(document.querySelector('#thread')||{innerText:''}).innerText.includes('Let me set that up.')`)
+	checkRenderHelper(t, p.ctx)
 
 	// A reload draws the card once: the transcript, the waiting approvals and the live
 	// stream's replay all bring it, keyed by its action.
-	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+	if err := chromedp.Do(p.ctx, chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}
-	poll("the replayed card after a reload", `(document.querySelector('#thread')||{dataset:{}}).dataset.live?.includes('approval')`)
-	if n := eval(`String(document.querySelectorAll('#thread [data-action]').length) + ' ' + String(document.querySelector('#thread').innerText.split('Let me set that up.').length - 1)`); n != "1 1" {
-		t.Fatalf("after a reload, the cards and the streamed reply are drawn %s times:\n%s", n, eval(`document.querySelector('#thread').innerText`))
+	p.poll("the replayed card after a reload", `(document.querySelector('#thread')||{dataset:{}}).dataset.live?.includes('approval')`)
+	if n := p.eval(`String(document.querySelectorAll('#thread [data-action]').length) + ' ' + String(document.querySelector('#thread').innerText.split('Let me set that up.').length - 1)`); n != "1 1" {
+		t.Fatalf("after a reload, the cards and the streamed reply are drawn %s times:\n%s", n, p.eval(`document.querySelector('#thread').innerText`))
 	}
 
 	// A failed job, as the queue leaves one that used up its attempts.
@@ -163,56 +99,36 @@ func TestDashboardChatInBrowser(t *testing.T) {
 	}
 
 	// The rail counts the approval waiting for the owner.
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('#rail .count')].map(e => e.textContent).join() === '1'`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		rail, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#rail').innerHTML`))
-		t.Fatalf("the rail's count: %v\n%s", err, rail)
-	}
-	shoot("chat-card", 1280)
+	p.poll("the rail's count", `[...document.querySelectorAll('#rail .count')].map(e => e.textContent).join() === '1'`)
+	p.shoot("chat-card", 1280)
 	// Home draws the same card and the failed job (not "[object HTMLDivElement]"), with their
 	// buttons.
-	goTo("#/home")
-	poll("Home shows the waiting card and the failed job", `!document.querySelector('#thread') && !!document.querySelector('main .approval button.primary') && document.querySelector('main').innerText.includes('connection reset by peer') && !!document.querySelector('main .job button')`)
-	drawn("Home")
-	shoot("home", 1280)
-	shoot("home", 390)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatal(err)
-	}
+	p.goTo("#/home")
+	p.poll("Home shows the waiting card and the failed job", `!document.querySelector('#thread') && !!document.querySelector('main .approval button.primary') && document.querySelector('main').innerText.includes('connection reset by peer') && !!document.querySelector('main .job button')`)
+	p.shootBoth("home")
 
-	goTo("#/chat/developer")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#thread .approval button.primary`))); err != nil {
-		t.Fatal(err)
+	p.goTo("#/chat/developer")
+	p.poll("the card in the chat", `!!document.querySelector('#thread .approval button.primary')`)
+	if reply := p.eval(`document.querySelector('#thread').innerText`); !strings.Contains(reply, "developer.workspace") {
+		t.Fatalf("before the card, the thread shows:\n%s", reply)
 	}
-	reply, err := chromedp.Run(ctx, chromedp.Text(css(`#thread`)))
-	if err != nil || !strings.Contains(reply, "developer.workspace") {
-		t.Fatalf("before the card, the thread shows (%v):\n%s", err, reply)
-	}
-	if err := chromedp.Do(ctx, chromedp.Click(css(`#thread .approval button.primary`))); err != nil {
-		t.Fatal(err)
-	}
+	p.click(`#thread .approval button.primary`)
 	// The answer is drawn from its Markdown, rendered and sanitised on the server.
-	poll("the answer, rendered", `!!document.querySelector('#thread .msg.assistant strong') && document.querySelector('#thread').innerText.includes('Your workspace is ready')`)
-	if got := eval(`document.querySelector('#thread').innerText`); strings.Contains(got, "**") || strings.Contains(got, "[docs]") {
+	p.poll("the answer, rendered", `!!document.querySelector('#thread .msg.assistant strong') && document.querySelector('#thread').innerText.includes('Your workspace is ready')`)
+	if got := p.eval(`document.querySelector('#thread').innerText`); strings.Contains(got, "**") || strings.Contains(got, "[docs]") {
 		t.Errorf("the answer shows its Markdown:\n%s", got)
 	}
-	if bad := eval(`[...document.querySelectorAll('#thread a, #thread img, #thread [onerror]')].map(e => e.outerHTML).filter(h => /javascript:|onerror|<img/i.test(h)).join()`); bad != "" {
+	if bad := p.eval(`[...document.querySelectorAll('#thread a, #thread img, #thread [onerror]')].map(e => e.outerHTML).filter(h => /javascript:|onerror|<img/i.test(h)).join()`); bad != "" {
 		t.Errorf("the answer keeps what it should not: %s", bad)
 	}
-	drawn("Chat")
-	shoot("chat", 1280)
-	shoot("chat", 390)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatal(err)
-	}
+	p.shootBoth("chat")
 
 	// Home shows nothing waiting any more; the failed job is dismissed from there.
 	// (In-page routes change the hash: a Navigate would wait for a load that never comes.)
-	goTo("#/home")
-	poll("Home without the card", `document.querySelector('main').innerText.includes('No approvals are waiting.') && !!document.querySelector('main .job button.dismiss')`)
-	if err := chromedp.Do(ctx, chromedp.Click(css(`main .job button.dismiss`))); err != nil {
-		t.Fatal(err)
-	}
-	poll("Home after dismissing", `document.querySelector('main').innerText.includes('No failed jobs.')`)
+	p.goTo("#/home")
+	p.poll("Home without the card", `document.querySelector('main').innerText.includes('No approvals are waiting.') && !!document.querySelector('main .job button.dismiss')`)
+	p.click(`main .job button.dismiss`)
+	p.poll("Home after dismissing", `document.querySelector('main').innerText.includes('No failed jobs.')`)
 
 	// A mission's report arrives while Home is open (the row and event notifyOwner writes):
 	// it is drawn under What arrived without a reload, and marked seen.
@@ -221,45 +137,32 @@ func TestDashboardChatInBrowser(t *testing.T) {
 		INSERT INTO core.events (kind, payload) SELECT 'owner.notified', jsonb_build_object('id', id, 'kind', 'mission.reported', 'urgency', 'normal', 'routes', ARRAY['dashboard']) FROM n`); err != nil {
 		t.Fatal(err)
 	}
-	poll("the report on Home", `!!document.querySelector('main .notice') && document.querySelector('main').innerText.includes('The nightly build is green.')`)
+	p.poll("the report on Home", `!!document.querySelector('main .notice') && document.querySelector('main').innerText.includes('The nightly build is green.')`)
 	waitFor(t, "the report marked seen", 30*time.Second, func() bool {
 		var seen bool
 		return conn.QueryRow(dbctx, `SELECT seen_at IS NOT NULL FROM core.owner_notifications WHERE key = 'mission.report:browser'`).Scan(&seen) == nil && seen
 	})
 
 	// Activity is a timeline in words, one line per event, that fits a phone.
-	goTo("#/activity")
-	poll("Activity's timeline", `document.querySelectorAll('main .timeline li').length > 3 && document.querySelector('main .timeline').innerText.includes('you approved')`)
-	if got := eval(`document.querySelector('main .timeline').innerText`); strings.Contains(got, `{"`) || strings.Contains(got, `"run_id"`) {
+	p.goTo("#/activity")
+	p.poll("Activity's timeline", `document.querySelectorAll('main .timeline li').length > 3 && document.querySelector('main .timeline').innerText.includes('you approved')`)
+	if got := p.eval(`document.querySelector('main .timeline').innerText`); strings.Contains(got, `{"`) || strings.Contains(got, `"run_id"`) {
 		t.Errorf("Activity shows raw JSON:\n%s", got)
 	}
-	drawn("Activity")
-	shoot("activity", 1280)
-	shoot("activity", 390)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatal(err)
-	}
+	p.shootBoth("activity")
 
 	// Settings → Developer: the Tailscale switch, off by default, says what it exposes and that
 	// this buddi runs without the tailnet; turning it on is saved.
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = '#/settings'`)); err != nil {
-		t.Fatal(err)
+	p.goTo("#/settings")
+	toggle := `input[aria-label="Tailscale port per process"]`
+	p.poll("the Tailscale switch", `!!document.querySelector('`+toggle+`')`)
+	if page := p.eval(`document.querySelector('main').innerText`); !strings.Contains(page, "to your tailnet login and no one else's") || !strings.Contains(page, "runs without the tailnet") {
+		t.Fatalf("Settings → Developer does not say what the switch exposes:\n%s", page)
 	}
-	toggle := css(`input[aria-label="Tailscale port per process"]`)
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(toggle)); err != nil {
-		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		t.Fatalf("the Tailscale switch: %v\n%s", err, page)
+	if on := p.eval(`String(document.querySelector('` + toggle + `').checked)`); on != "false" {
+		t.Fatalf("the switch starts %s", on)
 	}
-	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
-	if err != nil || !strings.Contains(page, "to your tailnet login and no one else's") || !strings.Contains(page, "runs without the tailnet") {
-		t.Fatalf("Settings → Developer does not say what the switch exposes (%v):\n%s", err, page)
-	}
-	if on, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('input[aria-label="Tailscale port per process"]').checked`)); err != nil || on {
-		t.Fatalf("the switch starts on (%v)", err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Click(toggle)); err != nil {
-		t.Fatal(err)
-	}
+	p.click(toggle)
 	waitFor(t, "the switch to be saved", 30*time.Second, func() bool {
 		var dev struct{ Tailnet struct{ Previews bool } }
 		s.getJSON(t, "/api/developer", &dev)
