@@ -12,6 +12,7 @@ import (
 	"buddi/plugins"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
+	"buddi/plugins/host"
 	"buddi/runtime/run"
 	"buddi/scheduler"
 	"buddi/sentinels"
@@ -42,6 +43,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 	}
 	return []plugins.Manifest{
 		developer.Manifest(deps),
+		host.Manifest(host.Deps{}),
 		run.Manifest(pool),
 		scheduler.ManifestTelling(pool, (&sentinels.Engine{Pool: pool}).AllMuted, tell),
 		scheduler.ScheduleManifest(pool),
