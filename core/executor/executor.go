@@ -326,7 +326,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, insert Inserter, id string) error {
 // Decide records the owner's decision, sealed with key, and, for an approval, enqueues the
 // execution in the same transaction, so an approval is never left without its job; with
 // d.Remember it also grants the standing permission, which needs tools to know the tool opted
-// in. A decision on an action past its expiry marks the due actions expired and returns
+// in and is refused (action.ErrBadRemember) for an action of a delegated run. A decision on an action past its expiry marks the due actions expired and returns
 // action.ErrExpired. A decision on an action that is not buddi's own (its seal does not
 // check) refuses the action, records action.forged and returns an error matching
 // action.ErrForged.
@@ -374,6 +374,11 @@ func Decide(ctx context.Context, pool *pgxpool.Pool, queue Queue, tools *registr
 func remember(ctx context.Context, tx pgx.Tx, tools *registry.Registry, key seal.Key, rec action.Record, d action.Decision) error {
 	if tools == nil {
 		return fmt.Errorf("remember %s: %w", rec.Tool, action.ErrNotReusable)
+	}
+	if rec.DelegationDepth > 0 {
+		// A standing permission never covers a delegate's call (action.Covering), so one
+		// remembered from a delegate's card would not cover what the owner is looking at.
+		return fmt.Errorf("remember %s: the card was raised inside a delegation, which a standing permission never covers, so approve it once: %w", rec.Tool, action.ErrBadRemember)
 	}
 	var spec plugins.Spec
 	for _, s := range tools.Tools() {

@@ -520,6 +520,37 @@ func TestStandingPermissionApprovesAndIsRechecked(t *testing.T) {
 	}
 }
 
+// A card raised inside a delegation is approved once: remembering it is refused, nothing is
+// granted and the action stays pending for the owner.
+func TestRememberIsRefusedInsideADelegation(t *testing.T) {
+	t.Parallel()
+	reusable := tool("reuse", plugins.TierGated)
+	reusable.spec.ReusableApproval = true
+	b := setup(t, reusable)
+	reg, err := registry.New(plugins.Manifest{Name: "test", Version: "1.0.0", Tools: []plugins.Tool{reusable}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := call("reuse", `{}`)
+	c.DelegationDepth = 1
+	p, err := b.exec.Propose(ctx, c)
+	if err != nil || p.Action == nil {
+		t.Fatalf("%+v, %v", p, err)
+	}
+	for _, r := range []action.Remember{action.RememberAll, action.RememberConversation} {
+		_, err = executor.Decide(ctx, b.pool, b.river, reg, key, action.Decision{ActionID: p.Action.ID, Approve: true, Surface: "dashboard", Remember: r})
+		if !errors.Is(err, action.ErrBadRemember) || !strings.Contains(err.Error(), "inside a delegation") {
+			t.Fatalf("remember %q on a delegate's card: %v, want ErrBadRemember", r, err)
+		}
+	}
+	got, _ := action.Get(ctx, b.pool, p.Action.ID)
+	granted, _ := action.ListStanding(ctx, b.pool)
+	if got.Approval.State != action.Pending || len(granted) != 0 {
+		t.Errorf("after the refused remember: %s, %d standing permissions; want pending and none", got.Approval.State, len(granted))
+	}
+}
+
 func TestRejectedIsNeverExecuted(t *testing.T) {
 	t.Parallel()
 	gated := tool("gated", plugins.TierGated)
