@@ -19,7 +19,8 @@ type approvalJSON struct {
 	action.Record
 	Card string `json:"card"`
 	// Reusable says the tool opts into standing permissions, so an approval may remember
-	// it for this conversation or all of the agent's (the envelope's choices are in Record).
+	// it for this conversation or all of the agent's (the envelope's choices are in Record);
+	// never for a card raised inside a delegation, which a standing permission never covers.
 	Reusable bool `json:"reusable"`
 }
 
@@ -30,7 +31,7 @@ func (s *Server) view(rec action.Record) approvalJSON {
 
 // viewWith is rec as the dashboard shows it, with the reusable tools already looked up.
 func (s *Server) viewWith(reusable map[string]bool, rec action.Record) approvalJSON {
-	return approvalJSON{Record: rec, Card: rec.Preview(), Reusable: reusable[rec.Tool]}
+	return approvalJSON{Record: rec, Card: rec.Preview(), Reusable: reusable[rec.Tool] && rec.DelegationDepth == 0}
 }
 
 // reusable names the tools that opt into standing permissions; a tool the registry does not

@@ -310,7 +310,7 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 				return b.done(ctx, u, "a pick on a decided card")
 			}
 			_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "")
-			_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, literal(cq.Message.Text), b.cardMarkup(rec, answer, b.reusable(rec.Tool)))
+			_ = b.d.API.EditMessageText(ctx, cq.Message.Chat.ID, cq.Message.MessageID, literal(cq.Message.Text), b.cardMarkup(rec, answer, b.reusable(rec.Tool) && rec.DelegationDepth == 0))
 			return b.done(ctx, u, "a pick")
 		}
 		d.Picks = answer.picks(rec.Envelope.Choices)

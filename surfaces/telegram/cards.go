@@ -172,7 +172,7 @@ func (b *Bot) sendCard(ctx context.Context, chat int64, id, summary, preview str
 	text := cardText(summary, preview, choices)
 	var markup *Markup
 	if fits(choices) {
-		markup = b.cardMarkup(rec, initialAnswer(choices), b.reusable(rec.Tool))
+		markup = b.cardMarkup(rec, initialAnswer(choices), b.reusable(rec.Tool) && rec.DelegationDepth == 0)
 	} else {
 		text += "\n\n" + errTooManyChoices.Error()
 		markup = &Markup{InlineKeyboard: [][]Button{{b.button("Reject", rec.ID, "reject")}}}

@@ -60,12 +60,12 @@ func TestCardChoiceAndRememberFromButtons(t *testing.T) {
 	pgtest.Eventually(t, "Working on it…", func() bool { return len(sentTexts(f.api.Calls("sendMessage"))) == 2 })
 	convs, _ := f.convs.List(ctx, "helper", 1)
 	conv := convs[0].ID
-	propose := func(tool string) action.Record {
+	propose := func(tool string, depth int) action.Record {
 		var rec action.Record
 		err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 			var err error
 			rec, err = action.Create(ctx, tx, testKey, action.Proposal{
-				Call:    plugins.Call{Tool: tool, Args: json.RawMessage(`{}`), Agent: "helper", ConversationID: conv, RunID: run},
+				Call:    plugins.Call{Tool: tool, Args: json.RawMessage(`{}`), Agent: "helper", ConversationID: conv, RunID: run, DelegationDepth: depth},
 				Version: "1",
 				Envelope: plugins.Envelope{Summary: "Send the mail", Preview: "To: ann@example.com", Effects: []plugins.Effect{plugins.EffectNetWrite},
 					Choices: []plugins.Choice{{Name: "from", Options: []string{"home", "work"}, Default: "home"}}},
@@ -78,7 +78,7 @@ func TestCardChoiceAndRememberFromButtons(t *testing.T) {
 		f.hub.Publish(live.Event{ConversationID: conv, RunID: run, Type: "approval", Tool: tool, ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview})
 		return rec
 	}
-	rec := propose("mail.send")
+	rec := propose("mail.send", 0)
 	pgtest.Eventually(t, "the card", func() bool { return len(f.api.Calls("sendMessage")) == 3 })
 	card := f.api.Calls("sendMessage")[2]
 	if txt := card.Params["text"].(string); !strings.Contains(txt, "Choose from: home / work") {
@@ -128,10 +128,19 @@ func TestCardChoiceAndRememberFromButtons(t *testing.T) {
 	}
 
 	// A tool that does not allow remember: no remembering buttons.
-	propose("mail.purge")
+	propose("mail.purge", 0)
 	pgtest.Eventually(t, "the second card", func() bool { return len(f.api.Calls("sendMessage")) == 4 })
 	second := buttons(t, f.api.Calls("sendMessage")[3])
 	if second["Approve"] == "" || second["Approve & remember always"] != "" || second["Approve & remember here"] != "" {
 		t.Errorf("a tool without reusable approval: buttons %v", second)
+	}
+
+	// A card raised inside a delegation: a standing permission never covers a delegate's
+	// call, so it offers no remembering.
+	propose("mail.send", 1)
+	pgtest.Eventually(t, "the delegate's card", func() bool { return len(f.api.Calls("sendMessage")) == 5 })
+	third := buttons(t, f.api.Calls("sendMessage")[4])
+	if third["Approve"] == "" || third["Approve & remember always"] != "" || third["Approve & remember here"] != "" {
+		t.Errorf("a delegate's card: buttons %v", third)
 	}
 }
