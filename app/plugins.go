@@ -26,8 +26,9 @@ import (
 //
 // Without the installation's seal key the developer plugin honours no workspace, mode or
 // remembered command: these manifests serve for their schemas, specs and sentinels' names.
+// The plugins installed in home (plugins.json) follow; their tools refuse to run here.
 func Manifests(pool *pgxpool.Pool, home string, processes developer.ProcessHost) []plugins.Manifest {
-	return ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits, seal.Key{}, nil, nil)
+	return append(ServeManifests(pool, home, processes, nil, scheduler.DefaultReminderLimits, seal.Key{}, nil, nil), installedManifests(home)...)
 }
 
 // ServeManifests are the Manifests as buddi serve runs them: with the preview server behind

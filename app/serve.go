@@ -199,7 +199,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	var reusable func(tool string) bool
 	notices := notifier(src.Pool, secrets, scrub, sealKey, presence, func(tool string) bool { return reusable != nil && reusable(tool) }, log)
 	owner := tell(notices, log)
-	manifests := ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log)
+	// The installed plugins (plugins.json) stand where compiled-in ones do; one that does not
+	// load is reported and everything else loads.
+	installed, problems := InstalledPlugins(cfg.Home, owner, log)
+	for _, p := range problems {
+		log.Warn("an installed plugin does not load; everything else does", "err", p)
+	}
+	manifests := append(ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log), installed.Manifests()...)
 	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
@@ -305,6 +311,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	services.Telegram = w.telegram()
 	services.Tailnet = w.tailnet()
+	// Each installed plugin's server runs under root/plugins, before the queue hands out work.
+	if _, err := installed.Start(sys, tree.Root); err != nil {
+		return err
+	}
 	if err := tree.Start(services); err != nil {
 		return err
 	}

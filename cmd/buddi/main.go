@@ -41,6 +41,7 @@ type cli struct {
 	Tailnet     tailnetCmd     `cmd:"" help:"The tailnet: switch it on or off, set the owner's login and an auth key, see the node."`
 	Jobs        jobsCmd        `cmd:"" help:"Failed jobs: list them by cause, retry, dismiss; cancel a job."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
+	Plugins     pluginsCmd     `cmd:"" help:"Installed plugins (MCP servers): list, show, add with its whole contribution shown, set a tool's tier, remove."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`
 	Accounts    accountsCmd    `cmd:"" help:"Named provider accounts (their secrets stay in the vault)."`
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
