@@ -87,7 +87,24 @@ export function pages({ api, painter, act, say, when }) {
       h('div', { class: 'muted' }, words(' · ', (g.roles || []).length ? words(' ', 'roles:', words(', ', g.roles)) : 'no role', g.default ? 'the default agent' : '',
         words(' ', (g.tools || []).length, (g.tools || []).length === 1 ? 'tool' : 'tools'))),
       g.available ? null : h('p', { class: 'sentence' }, g.problem),
+      mayDo(g),
       form);
+  }
+
+  // mayDo is what an agent may do: each tool of its grant with its tier, the ones that run
+  // without asking first listed first.
+  function mayDo(g) {
+    const may = g.may || [];
+    if (!may.length) return h('p', { class: 'muted' }, 'It may call no tool: it can only talk.');
+    const auto = may.filter(t => t.tier === 'auto').length;
+    return h('details', { class: 'may', 'data-may': g.id },
+      h('summary', {}, words(' ', 'What it may do:', may.length, may.length === 1 ? 'tool' : 'tools', auto ? words(' ', '·', auto, 'without asking') : '')),
+      h('ul', {}, may.map(t => h('li', { 'data-tool': t.name },
+        h('code', {}, t.name), ' ',
+        h('span', { class: words(' ', 'pill', t.tier === 'auto' ? 'enabled' : 'disabled') }, t.tier === 'auto' ? 'runs without asking' : t.tier === 'session' ? 'only in your own requests' : 'asks you first'),
+        t.per_call ? h('span', { class: 'muted' }, ' (the workspace’s mode can make a call ask first)') : null,
+        t.remember ? h('span', { class: 'muted' }, ' (a card can be remembered)') : null,
+        t.description ? h('div', { class: 'muted' }, t.description) : null))));
   }
 
   // settings draws Settings → Accounts and models.

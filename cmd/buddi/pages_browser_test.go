@@ -80,6 +80,9 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 	if got := p.eval(`[...document.querySelectorAll('main [data-agent-settings] .pill')].map(e => e.textContent).join()`); strings.Contains(got, "cannot run") {
 		t.Fatalf("after the first run, agents cannot run: %s\n%s", got, p.eval(`document.querySelector('main').innerText`))
 	}
+	// What each agent may do: @dev's grant, developer.run only in the owner's own requests, as its mode decides.
+	p.eval(`document.querySelector('main [data-may=developer]').open = true; ''`)
+	p.poll("what @dev may do", `[...document.querySelectorAll('main [data-may=developer] li')].some(li => li.dataset.tool === 'developer.run' && li.innerText.includes('only in your own requests') && li.innerText.includes('mode'))`)
 	model.Script(pt.Text("OK"))
 	p.click(`main [data-account] button.test`)
 	p.poll("the account's test", `document.querySelector('main [data-account] .result').textContent.startsWith('It works')`)

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"buddi/agents"
 	"buddi/core/vault"
+	"buddi/plugins"
 	"buddi/runtime/account"
 	"buddi/runtime/provider"
 	"buddi/runtime/transport"
@@ -274,6 +276,45 @@ type agentSetting struct {
 	Model     string   `json:"model,omitempty"`
 	Available bool     `json:"available"`
 	Problem   string   `json:"problem,omitempty"`
+	// May is what the agent may do: each tool of its grant with its tier, the ones that run
+	// without asking first.
+	May []agentTool `json:"may"`
+}
+
+// agentTool is one tool an agent may call, as Settings → Agents shows it.
+type agentTool struct {
+	Name        string `json:"name"`        // "developer.run"
+	Tier        string `json:"tier"`        // auto, gated, session
+	Description string `json:"description"` // what the model is told it does, its first sentence
+	Remember    bool   `json:"remember"`    // a card for it can be remembered (a standing permission)
+	PerCall     bool   `json:"per_call"`    // the tool picks a stricter tier per call (a workspace's mode)
+}
+
+// mayDo is the tools of a's grant that the registry knows, auto first, by name.
+func (s *Server) mayDo(a agents.Agent) []agentTool {
+	out := []agentTool{}
+	if s.deps.Tools == nil {
+		return out
+	}
+	for _, spec := range s.deps.Tools.Tools() {
+		if !a.HasTool(spec.Name) {
+			continue
+		}
+		desc, _, _ := strings.Cut(spec.Description, ". ")
+		tool, _ := s.deps.Tools.Lookup(spec.Name)
+		_, perCall := tool.(plugins.TierNarrower)
+		out = append(out, agentTool{Name: spec.Name, Tier: string(spec.Tier), Description: strings.TrimSuffix(desc, "."), Remember: spec.ReusableApproval, PerCall: perCall})
+	}
+	slices.SortStableFunc(out, func(x, y agentTool) int {
+		if (x.Tier == "auto") != (y.Tier == "auto") {
+			if x.Tier == "auto" {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	return out
 }
 
 // agentSettings lists every agent with its account and model and who holds which role.
@@ -300,7 +341,7 @@ func (s *Server) agentList(ctx context.Context) ([]agentSetting, error) {
 	out := []agentSetting{}
 	for _, a := range cat.All() {
 		j := agentSetting{ID: a.ID, Handle: a.Handle, Name: a.Name, Default: a.Default, Roles: append([]string{}, a.Roles...),
-			Tools: append([]string{}, a.Tools...), Available: true}
+			Tools: append([]string{}, a.Tools...), Available: true, May: s.mayDo(a)}
 		as, found, err := s.deps.Accounts.Assigned(ctx, a.ID)
 		if err != nil {
 			return nil, fmt.Errorf("read %s's account: %w", a.ID, err)

@@ -18,6 +18,7 @@ import (
 	"buddi/agents"
 	"buddi/core/eventlog"
 	"buddi/core/events"
+	"buddi/core/registry"
 	"buddi/core/vault"
 	"buddi/health"
 	"buddi/internal/pgtest"
@@ -360,5 +361,43 @@ func TestMissionsInWordsAndRuns(t *testing.T) {
 	}
 	if code, _ := do(t, "GET", b.ts.URL+"/api/missions/x/occurrences", nil, ""); code != http.StatusNotFound {
 		t.Fatalf("a mission that is no number: %d", code)
+	}
+}
+
+// Settings → Agents says what each agent may do: the tools of its grant the registry knows,
+// each with its tier, the ones that run without asking first listed first.
+func TestAgentSettingsSayWhatEachMayDo(t *testing.T) {
+	pool := pgtest.Pool(t)
+	dir := t.TempDir()
+	agent := "---\nid: helper\nhandle: \"@helper\"\nname: Helper\ndefault: true\ntools: [schedule.propose, reminder.set, schedule.list_mine]\n---\nYou help.\n"
+	if err := os.WriteFile(filepath.Join(dir, "helper.md"), []byte(agent), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(scheduler.ScheduleManifest(pool), scheduler.ReminderManifest(pool, scheduler.DefaultReminderLimits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Tools: reg,
+		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
+		Chat:   &dashboard.Chat{Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }},
+		Accounts: account.NewStore(pool, key), Vault: vault.NewMemory(nil), Probe: dashboard.AccountProbe{}})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	signIn(t, pool, key, ts.Listener.Addr().String())
+	code, out := do(t, "GET", ts.URL+"/api/agents/settings", nil, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/agents/settings: %d %v", code, out)
+	}
+	may := out["agents"].([]any)[0].(map[string]any)["may"].([]any)
+	var got []string
+	for _, m := range may {
+		tool := m.(map[string]any)
+		got = append(got, fmt.Sprint(tool["name"], ":", tool["tier"]))
+		if tool["description"] == "" {
+			t.Errorf("%v has no description", tool["name"])
+		}
+	}
+	if want := "[reminder.set:auto schedule.list_mine:auto schedule.propose:gated]"; fmt.Sprint(got) != want {
+		t.Errorf("may: %v, want %s", got, want)
 	}
 }
