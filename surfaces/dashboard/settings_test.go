@@ -378,8 +378,8 @@ func TestAgentSettingsSayWhatEachMayDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := dashboard.NewServer(dashboard.Deps{Pool: pool, Seal: key, Tools: reg,
-		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
-		Chat:   &dashboard.Chat{Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }},
+		Health:   func(context.Context) health.Report { return health.Report{Status: "ok"} },
+		Chat:     &dashboard.Chat{Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }},
 		Accounts: account.NewStore(pool, key), Vault: vault.NewMemory(nil), Probe: dashboard.AccountProbe{}})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
