@@ -17,8 +17,9 @@ type workspaces interface {
 // merged from configuration (none yet) and <home>/settings.json, read at every call so an
 // edit applies to the next one, and the agent's workspace (from the developer plugin's
 // record) as its workspace paths. Agents carry no execution mode yet, so each call is judged
-// in auto mode: the owner's deny rules, network policy and workspace boundary refuse, and
-// approvals come from the tools' declared tiers. A settings file or workspace record that
+// in auto mode, and a remote caller's (buddi mcp's) in seed 002's remote mode, accept-edits,
+// where a call that mode does not allow becomes an approval: the owner's deny rules, network
+// policy and workspace boundary refuse, and approvals come from the tools' declared tiers. A settings file or workspace record that
 // cannot be read refuses the call (the executor fails closed on an error).
 func ownerPolicy(home string, ws workspaces) func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
 	path := permission.SettingsPath(home)
@@ -32,6 +33,9 @@ func ownerPolicy(home string, ws workspaces) func(context.Context, plugins.Call)
 			if found {
 				agent.WorkspacePaths = []string{w.Directory}
 			}
+		}
+		if call.Remote { // seed 002: a remote caller's mode is clamped to the remote ceiling
+			agent = permission.ApplyRemoteMode(agent, "", permission.Remote{})
 		}
 		s, err := permission.LoadEffectiveSettings(permission.Layer{}, path, agent)
 		return agent, s, err

@@ -126,7 +126,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken,
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
-		Watch:    w.watchDeps(), Phone: w.phoneDeps()}
+		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler()}
 }
 
 // telegram is the Telegram surface's actor when a bot token is set, nil otherwise.

@@ -129,6 +129,9 @@ type Call struct {
 	Owner *OwnerRequest
 	// Granted reports whether the tool is in the agent's tools grant.
 	Granted bool
+	// Remote marks a call from a run a remote caller asked for (buddi mcp): seed 002's
+	// remote clamps apply to it, and it never carries an owner request.
+	Remote bool
 	// Now is the call's clock: when it was proposed. Describe renders with it (never with the
 	// wall clock), so the executor's second Describe before dispatch sees the same moment.
 	Now time.Time

@@ -42,6 +42,8 @@ type cli struct {
 	Jobs        jobsCmd        `cmd:"" help:"Failed jobs: list them by cause, retry, dismiss; cancel a job."`
 	Permissions permissionsCmd `cmd:"" help:"List and revoke standing permissions."`
 	Plugins     pluginsCmd     `cmd:"" help:"Installed plugins (MCP servers): list, show, add with its whole contribution shown, set a tool's tier, remove."`
+	MCP         mcpCmd         `cmd:"" name:"mcp" help:"Serve MCP on stdio for another client, through the running buddi (every write waits for your approval)."`
+	Tokens      tokensCmd      `cmd:"" help:"API tokens for buddi's MCP endpoint: create (shown once), list, revoke."`
 	Agents      agentsCmd      `cmd:"" help:"List and show the agents; give one an account and model."`
 	Accounts    accountsCmd    `cmd:"" help:"Named provider accounts (their secrets stay in the vault)."`
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`

@@ -198,8 +198,8 @@ func (s *Store) pick(ctx context.Context, tx pgx.Tx, m Message) (Conversation, e
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('core.conversations:' || $1))`, m.Agent); err != nil {
 		return Conversation{}, fmt.Errorf("pick the conversation of %s: %w", m.Agent, err)
 	}
-	conv, err := scanConversation(tx.QueryRow(ctx, selectConversation+` WHERE agent = $1 AND ended_at IS NULL AND surface <> $2
-		ORDER BY created_at DESC LIMIT 1 FOR UPDATE`, m.Agent, SurfaceMission))
+	conv, err := scanConversation(tx.QueryRow(ctx, selectConversation+` WHERE agent = $1 AND ended_at IS NULL AND surface <> ALL($2)
+		ORDER BY created_at DESC LIMIT 1 FOR UPDATE`, m.Agent, []string{SurfaceMission, SurfaceMCP}))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return create(ctx, tx, m.Agent, m.Surface)
 	}
@@ -283,6 +283,10 @@ func (s *Store) begin(ctx context.Context, tx pgx.Tx, conv Conversation) (string
 // are never the agent's current conversation with the owner.
 const SurfaceMission = "mission"
 
+// SurfaceMCP marks the conversations another program holds with an agent through buddi mcp:
+// like a mission's, they are never the agent's current conversation with the owner.
+const SurfaceMCP = "mcp"
+
 // Claim records, in the transaction that starts a run, what the run was started for (an
 // occurrence, a reminder, a wake); an error (it was claimed already) starts nothing.
 type Claim func(ctx context.Context, tx pgx.Tx, runID string) error
@@ -292,17 +296,26 @@ type Claim func(ctx context.Context, tx pgx.Tx, runID string) error
 // claim (when set), in one transaction: a run is started for its cause once, or not at all.
 // The agent's conversation with the owner is left alone.
 func (s *Store) StartDetached(ctx context.Context, agent, text string, start StartRun, claim Claim) (Sent, error) {
+	return s.StartApart(ctx, SurfaceMission, agent, text, start, claim)
+}
+
+// StartApart is StartDetached on another surface that is never the agent's current
+// conversation with the owner (SurfaceMission, SurfaceMCP).
+func (s *Store) StartApart(ctx context.Context, surface, agent, text string, start StartRun, claim Claim) (Sent, error) {
+	if surface != SurfaceMission && surface != SurfaceMCP {
+		return Sent{}, fmt.Errorf("a conversation apart is a mission's or buddi mcp's, not %q", surface)
+	}
 	if strings.TrimSpace(text) == "" {
 		return Sent{}, ErrEmptyMessage
 	}
 	text = s.owner(text)
 	var out Sent
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		conv, err := create(ctx, tx, agent, SurfaceMission)
+		conv, err := create(ctx, tx, agent, surface)
 		if err != nil {
 			return err
 		}
-		if _, err := Append(ctx, tx, conv.ID, "", KindUser, map[string]any{"text": text, "surface": SurfaceMission}); err != nil {
+		if _, err := Append(ctx, tx, conv.ID, "", KindUser, map[string]any{"text": text, "surface": surface}); err != nil {
 			return err
 		}
 		runID, err := s.begin(ctx, tx, conv)

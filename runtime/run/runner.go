@@ -666,9 +666,10 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 	if len(call.Args) == 0 {
 		call.Args = json.RawMessage(`{}`)
 	}
-	if m.Interactive {
+	if m.Interactive && !Remote(m.Surface) {
 		call.Owner = &plugins.OwnerRequest{Surface: m.Surface, ExpiresAt: r.now().Add(15 * time.Minute)}
 	}
+	call.Remote = Remote(m.Surface)
 	prop, err := r.Executor.Propose(ctx, call)
 	if err != nil {
 		return body, "", err
@@ -684,7 +685,7 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 		if rec.Approval.State == action.Pending {
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "approval", Tool: c.Name, CallID: c.ID,
 				ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview})
-			if !m.Interactive && r.Asked != nil {
+			if (!m.Interactive || Remote(m.Surface)) && r.Asked != nil {
 				r.Asked(ctx, m, rec)
 			}
 		}

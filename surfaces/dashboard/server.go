@@ -96,6 +96,10 @@ type Deps struct {
 	Watch *Watch
 	// Phone serves Settings → Telegram and Settings → Tailnet; nil leaves those routes out.
 	Phone *Phone
+	// MCP, when set, is buddi mcp's endpoint (mcpserver.Handler), served at /mcp on loopback
+	// only, outside the dashboard's credential and request deadline: it checks its own tokens,
+	// and an ask waits for a run.
+	MCP http.Handler
 	// RequestTimeout bounds every request but a websocket, its credential's check included,
 	// so a database that hangs gets the owner an answer, not a wait. Default 15 s.
 	RequestTimeout time.Duration
@@ -186,12 +190,37 @@ func NewServer(deps Deps) *Server {
 		handler = s.tailnetGate(mux)
 	}
 	handler = s.deadline(handler)
+	if deps.MCP != nil && deps.Tailnet == nil && !deps.Remote {
+		handler = s.withMCP(hostCheck(deps.Addr, "", deps.MCP), handler)
+	}
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	return s
+}
+
+// withMCP sends /mcp to h, whose requests end when the server shuts down, and the rest to
+// next.
+func (s *Server) withMCP(h, next http.Handler) http.Handler {
+	s.routes = append(s.routes, "POST /mcp")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/mcp" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // handle registers a read route.
