@@ -58,6 +58,7 @@ type Caller struct {
 	ReadOnly bool
 }
 
+// String names the caller in logs and in the SDK's session checks.
 func (c Caller) String() string {
 	if c.Token == "" {
 		return "buddi mcp (the command line)"
