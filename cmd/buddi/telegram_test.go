@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"buddi/runtime/provider"
 	pt "buddi/runtime/providertest"
 	"buddi/surfaces/telegram/telegramtest"
 )
 
 // The phone, end to end: the bot set up from standard input, a pairing code redeemed with
-// /start, a message answered by the default agent on the scripted model, streamed by edits.
+// /start, a message answered by the default agent on the scripted model, streamed by edits;
+// then a reminder that comes due while the owner is away from the dashboard arrives on it.
 func TestTelegramEndToEnd(t *testing.T) {
 	model := pt.New(t)
 	api := telegramtest.New(t)
@@ -72,9 +74,25 @@ func TestTelegramEndToEnd(t *testing.T) {
 	if _, out, _ := runBuddi(t, vars, time.Minute, "doctor"); !strings.Contains(out, "last poll") {
 		t.Fatalf("doctor does not show the last poll:\n%s", out)
 	}
+	// A reminder comes due while no dashboard page is open: the agent's report of it arrives
+	// on the paired phone.
+	conn := dbConn(t, home)
+	model.Script(pt.Tools(pt.ToolCall{ID: "toolu_report", Name: provider.WireToolName("mission.report"), Args: `{"report":"Call the dentist before 15:00."}`}),
+		pt.Text("Reported."))
+	if _, err := conn.Exec(context.Background(), `INSERT INTO core.reminders (agent, note, due_at) VALUES ('concierge', 'call the dentist', now())`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reminder's report on the phone", 2*time.Minute, func() bool {
+		for _, c := range api.Calls("sendMessage") {
+			if strings.Contains(c.Params["text"].(string), "Call the dentist before 15:00.") && c.Params["chat_id"].(float64) == 4242 {
+				return true
+			}
+		}
+		return false
+	})
+
 	// Whoever can write the database names another bot and pairs another device: the list says
 	// the device pairs no one, and no pairing link is made to a bot buddi did not record.
-	conn := dbConn(t, home)
 	if _, err := conn.Exec(context.Background(), `INSERT INTO core.surface_identities (surface, user_id, chat_id, name) VALUES ('telegram', 7, 77, 'Mallory')`); err != nil {
 		t.Fatal(err)
 	}
