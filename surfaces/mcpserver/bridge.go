@@ -42,7 +42,7 @@ func Bridge(ctx context.Context, endpoint, token string, in io.ReadCloser, out i
 		}
 		params.Cursor = page.NextCursor
 	}
-	opts := &mcp.ServerOptions{Logger: log}
+	opts := &mcp.ServerOptions{Logger: sdkLog(log)}
 	if init := up.InitializeResult(); init != nil {
 		opts.Instructions = init.Instructions
 	}

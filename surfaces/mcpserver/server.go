@@ -97,7 +97,7 @@ func Handler(d Deps) http.Handler {
 			return readOnly
 		}
 		return full
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.Log})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog(d.Log)})
 	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		var c Caller
 		if webauth.SameToken(token, d.CLIToken) {
@@ -139,7 +139,7 @@ func newServer(d Deps, readOnly bool) *mcp.Server {
 		Instructions: "buddi is its owner's personal agent platform. agents_list names the agents; ask_agent asks one " +
 			"something and returns its reply; approvals_list shows what waits for the owner's decision. Whatever " +
 			"would change something waits for the owner's approval on their own surfaces; you cannot approve it.",
-		Logger: d.Log,
+		Logger: sdkLog(d.Log),
 	})
 	t := tools{d: d}
 	mcp.AddTool(s, &mcp.Tool{Name: "agents_list", Description: "List the owner's agents: id, handle, name, and whether each can run now (and if not, why).",
@@ -156,3 +156,20 @@ func newServer(d Deps, readOnly bool) *mcp.Server {
 	}
 	return s
 }
+
+// sdkLog is log for the SDK, which notes every session at info, and every request is one
+// (stateless): only its warnings and errors are kept.
+func sdkLog(log *slog.Logger) *slog.Logger { return slog.New(warnings{log.Handler()}) }
+
+// warnings passes on the records of warning level and above.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnings{w.Handler.WithAttrs(attrs)}
+}
+
+func (w warnings) WithGroup(name string) slog.Handler { return warnings{w.Handler.WithGroup(name)} }
