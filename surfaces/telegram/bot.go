@@ -285,12 +285,15 @@ func (b *Bot) callback(ctx context.Context, u Update, cq *CallbackQuery) error {
 	if len(parts) == 3 {
 		verb, isCard = parseVerb(parts[0])
 	}
-	if len(parts) != 3 || (!isCard && parts[0] != "offer") || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
+	if len(parts) != 3 || (!isCard && parts[0] != "offer" && parts[0] != verbRevoke) || !hmac.Equal([]byte(parts[2]), []byte(b.nonce(parts[1], parts[0]))) {
 		_ = b.d.API.AnswerCallbackQuery(ctx, cq.ID, "That button is not one of buddi's.")
 		return b.ignore(ctx, u, "a forged button", cq.From.ID)
 	}
 	if parts[0] == "offer" {
 		return b.takeOffer(ctx, u, cq, parts[1])
+	}
+	if parts[0] == verbRevoke {
+		return b.revoke(ctx, u, cq, parts[1])
 	}
 	d := action.Decision{ActionID: parts[1], Approve: verb.approve, Surface: Surface, Remember: verb.remember}
 	if !verb.legacy {

@@ -143,4 +143,28 @@ func TestCardChoiceAndRememberFromButtons(t *testing.T) {
 	if third["Approve"] == "" || third["Approve & remember always"] != "" || third["Approve & remember here"] != "" {
 		t.Errorf("a delegate's card: buttons %v", third)
 	}
+
+	// /permissions lists the standing permission with a Revoke button; a forged Revoke does
+	// nothing; the real one revokes it, from telegram.
+	f.push(text(owner, ownerChat, "private", "/permissions"))
+	pgtest.Eventually(t, "the permissions list", func() bool { return len(f.api.Calls("sendMessage")) == 6 })
+	listed := f.api.Calls("sendMessage")[5]
+	if txt := listed.Params["text"].(string); !strings.Contains(txt, "mail.send") || !strings.Contains(txt, "every conversation") {
+		t.Errorf("the permission is listed as %q", txt)
+	}
+	revoke := buttons(t, listed)["Revoke"]
+	if revoke == "" {
+		t.Fatalf("no Revoke button: %v", buttons(t, listed))
+	}
+	id := strings.Split(revoke, "|")[1]
+	tap("revoke|" + id + "|" + telegram.Nonce("another token", id, "revoke"))
+	f.handled(7)
+	if list, _ := action.ListStanding(ctx, f.pool); list[0].RevokedAt != nil {
+		t.Fatal("a forged Revoke button revoked the permission")
+	}
+	tap(revoke)
+	f.handled(8)
+	if list, _ := action.ListStanding(ctx, f.pool); list[0].RevokedAt == nil || list[0].RevokedBy != "telegram" {
+		t.Fatalf("after Revoke: %+v", list[0])
+	}
 }

@@ -18,7 +18,7 @@ const MaxMessage = 4096
 
 func (b *Bot) publishMenu(ctx context.Context, chat int64) {
 	cmds := []Command{{"help", "What you can do here"}, {"agents", "Who is there"}, {"use", "Talk to another agent: /use @handle"},
-		{"status", "How things stand"}, {"recap", "What happened"}, {"approvals", "What waits for you"}, {"whoami", "Who you are here"}, {"id", "This chat's ids"}}
+		{"status", "How things stand"}, {"recap", "What happened"}, {"approvals", "What waits for you"}, {"permissions", "What agents may do unasked"}, {"whoami", "Who you are here"}, {"id", "This chat's ids"}}
 	if cat, err := b.d.Catalog(); err == nil {
 		if _, err := cat.ForRole("maker"); err == nil {
 			cmds = append(cmds, Command{"new", "Make a new agent"})
@@ -32,6 +32,7 @@ func (b *Bot) publishMenu(ctx context.Context, chat int64) {
 const helpText = `Write to talk with your agent; a message starting with @handle goes to that agent once.
 /use @handle switches who you talk to. /agents lists them.
 /status and /recap ask the agents that hold those roles. /approvals lists what waits for you; approve or reject with the buttons on a card (a typed "yes" decides nothing).
+/permissions lists what you let agents do without asking, each with a Revoke button.
 Replies here are short: the owner reads this on a phone, between other things. Ask for detail when you want it.`
 
 func (b *Bot) command(ctx context.Context, u Update, chat int64, text string) error {
@@ -80,6 +81,8 @@ func (b *Bot) command(ctx context.Context, u Update, chat int64, text string) er
 			return err
 		}
 		b.send(ctx, chat, fmt.Sprintf("%d approvals wait for you; each came here as a card with its buttons (and they are on the dashboard's Home).", n))
+	case "permissions":
+		return b.permissions(ctx, u, chat)
 	case "status":
 		return role("overview", "How do things stand? Give me the short overview.")
 	case "recap":
