@@ -13,6 +13,7 @@ import (
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
 	"buddi/plugins/host"
+	"buddi/runtime/delegate"
 	"buddi/runtime/run"
 	"buddi/scheduler"
 	"buddi/sentinels"
@@ -46,6 +47,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		developer.Manifest(deps),
 		host.Manifest(host.Deps{}),
 		run.Manifest(pool),
+		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
 		scheduler.ManifestTelling(pool, (&sentinels.Engine{Pool: pool}).AllMuted, tell),
 		scheduler.ScheduleManifest(pool),
 		scheduler.ReminderManifest(pool, reminders),

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/actors"
+	"buddi/agents"
 	"buddi/config"
 	"buddi/core/artifact"
 	"buddi/core/conversation"
@@ -31,12 +32,14 @@ import (
 	"buddi/datadir"
 	"buddi/db"
 	"buddi/dbsource"
+	"buddi/examples"
 	"buddi/health"
 	"buddi/internal/procenv"
 	"buddi/internal/timezone"
 	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/runtime/account"
+	"buddi/runtime/delegate"
 	"buddi/runtime/live"
 	"buddi/runtime/run"
 	"buddi/scheduler"
@@ -279,6 +282,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			}
 		}}
 	watch.Start = sentinelWake(catalog, convs, runner)
+	ownAgents, _ := agents.OwnerDirs(cfg.Home, os.Getenv) // where each agent's delegates.json is
+	delegate.Bind(manifests, delegate.Deps{Runner: runner, Agents: agents.Config{Examples: examples.FS, AgentsDir: ownAgents}, Log: log})
 	// Each package registers its own workers; the root only names the parts.
 	register, periodic := queue.Wire(watch, exec, runner,
 		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},

@@ -38,6 +38,16 @@ type RunStartedPayload struct {
 	Wire           string `json:"wire"`            // the account's wire ("anthropic", "openai")
 	Surface        string `json:"surface"`         // where the owner wrote; empty when unattended
 	Interactive    bool   `json:"interactive"`     // somebody waits: the short retry horizon
+	// DelegatedBy is the agent that asked for the run through agent.delegate, if any.
+	DelegatedBy string `json:"delegated_by,omitempty"`
+	// Depth is how many delegations deep the run is (0: the owner's, a mission's, a wake's).
+	Depth int `json:"depth,omitempty"`
+	// Chain is every agent that asked on the way down, the first asker first.
+	Chain []string `json:"chain,omitempty"`
+	// AskedIn is the asking run's conversation, for a delegated run.
+	AskedIn string `json:"asked_in,omitempty"`
+	// AskedRun is the asking run, for a delegated run.
+	AskedRun string `json:"asked_run,omitempty"`
 }
 
 // RunStepPayload is one committed model step.

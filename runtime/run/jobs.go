@@ -32,6 +32,8 @@ type StartArgs struct {
 	// Recovery marks a job enqueued at start for a run whose job died with the process (that
 	// job stays running until River rescues it, and is cancelled); zero otherwise.
 	Recovery int64 `json:"recovery,omitempty"`
+	// Delegation, for a colleague's run asked through agent.delegate, says who asked.
+	Delegation *Delegation `json:"delegation,omitempty"`
 }
 
 // Kind is River's name for the job.

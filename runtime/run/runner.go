@@ -95,6 +95,20 @@ type Meta struct {
 	Wire           string `json:"wire"`            // the account's wire, for the record
 	Surface        string `json:"surface"`         // where the owner wrote; empty when unattended
 	Interactive    bool   `json:"interactive"`     // somebody waits: the short retry horizon
+	// DelegatedBy is the agent that asked for this run through agent.delegate; empty for a
+	// run the owner, a mission or a wake started.
+	DelegatedBy string `json:"delegated_by,omitempty"`
+	// Depth is how many delegations deep the run is: 0 for one the owner started, 1 for a
+	// colleague's run asked from it, and so on. Its calls carry it (plugins.Call's
+	// DelegationDepth), so neither a standing permission nor the session tier applies.
+	Depth int `json:"depth,omitempty"`
+	// Chain is every agent that asked on the way down, the first asker first (its last is
+	// DelegatedBy): an approval raised in this run counts for each of them.
+	Chain []string `json:"chain,omitempty"`
+	// AskedIn is the asking run's conversation, for a delegated run.
+	AskedIn string `json:"asked_in,omitempty"`
+	// AskedRun is the asking run, for a delegated run.
+	AskedRun string `json:"asked_run,omitempty"`
 }
 
 func (r *Runner) log() *slog.Logger {
@@ -163,6 +177,7 @@ func (r *Runner) open(ctx context.Context, m Meta, args *StartArgs) (opening, er
 				o.m = pinned
 			} else {
 				o.m = Meta{RunID: args.RunID, ConversationID: args.ConversationID, Agent: args.Agent, Surface: args.Surface, Interactive: args.Interactive}
+				args.Delegation.pin(&o.m)
 				as, found, err := r.Accounts.AssignedIn(ctx, tx, args.Agent)
 				if err != nil {
 					return err
@@ -662,11 +677,11 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 	}
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.call", Tool: c.Name, CallID: c.ID, Args: args})
 	call := plugins.Call{Tool: c.Name, Args: c.Args, Agent: m.Agent, ConversationID: m.ConversationID, RunID: m.RunID,
-		CallID: c.ID, Granted: a.HasTool(c.Name)}
+		CallID: c.ID, Granted: a.HasTool(c.Name), DelegationDepth: m.Depth}
 	if len(call.Args) == 0 {
 		call.Args = json.RawMessage(`{}`)
 	}
-	if m.Interactive && !Remote(m.Surface) {
+	if m.Interactive && !Remote(m.Surface) && m.Depth == 0 { // a delegated run has no owner in it
 		call.Owner = &plugins.OwnerRequest{Surface: m.Surface, ExpiresAt: r.now().Add(15 * time.Minute)}
 	}
 	call.Remote = Remote(m.Surface)
@@ -685,7 +700,7 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 		if rec.Approval.State == action.Pending {
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "approval", Tool: c.Name, CallID: c.ID,
 				ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview})
-			if (!m.Interactive || Remote(m.Surface)) && r.Asked != nil {
+			if (!m.Interactive || Remote(m.Surface) || m.Depth > 0) && r.Asked != nil { // nobody watches a delegated run either
 				r.Asked(ctx, m, rec)
 			}
 		}
