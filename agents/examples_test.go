@@ -38,8 +38,8 @@ func TestShippedExamplesLoad(t *testing.T) {
 					t.Errorf("ForRole(%q): got %q, %v", role, a.ID, err)
 				}
 			}
-			if !reflect.DeepEqual(d.Tools, []string{"conversation.ask", "conversation.offer"}) {
-				t.Errorf("the concierge's grant should be the question tool alone, got %v", d.Tools)
+			if !reflect.DeepEqual(d.Tools, []string{"conversation.ask", "conversation.offer", "agent.delegate"}) {
+				t.Errorf("the concierge's grant should be the question tools and agent.delegate alone, got %v", d.Tools)
 			}
 			dev, ok := c.ByHandle("@dev")
 			if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"buddi/core/eventlog"
+	"buddi/core/events"
 	"buddi/queue"
 	"buddi/web"
 )
@@ -225,31 +227,20 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // attention is the agent rail (seed 004, "The attention model"): per agent, the pending
-// approvals (a count), a held question (a dot), and whether it can run (with why not).
+// approvals (a count), a held question (a dot), and whether it can run (with why not). An
+// approval raised inside a delegation counts for every agent that asked on the way down
+// too: the chain its run pinned in run.started.
 func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 	cat, err := s.deps.Chat.Catalog()
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "the agents could not be loaded: "+err.Error())
 		return
 	}
-	pending := map[string]int{}
-	rows, err := s.deps.Pool.Query(r.Context(), `SELECT a.agent, count(*) FROM core.actions a
-		JOIN core.approvals p ON p.action_id = a.id WHERE p.state = 'pending' GROUP BY a.agent`)
+	pending, err := pendingByAgent(r.Context(), s.deps.Pool)
 	if err != nil {
 		s.answer(w, r, err, nil)
 		return
 	}
-	for rows.Next() {
-		var a string
-		var n int
-		if err := rows.Scan(&a, &n); err != nil {
-			rows.Close()
-			s.answer(w, r, err, nil)
-			return
-		}
-		pending[a] = n
-	}
-	rows.Close()
 	held, err := s.deps.Chat.Conversations.HeldQuestions(r.Context())
 	if err != nil {
 		s.answer(w, r, err, nil)
@@ -270,6 +261,36 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) {
 		out = append(out, j)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// pendingByAgent counts the pending approvals of each agent: its own, and those raised in a
+// run delegated from it, however deep (each approval once per agent).
+func pendingByAgent(ctx context.Context, q eventlog.Querier) (map[string]int, error) {
+	rows, err := q.Query(ctx, `SELECT a.agent, COALESCE(e.payload->'chain', '[]'::jsonb) FROM core.actions a
+		JOIN core.approvals p ON p.action_id = a.id
+		LEFT JOIN LATERAL (SELECT payload FROM core.events WHERE payload->>'run_id' = a.run_id AND kind = $1
+			ORDER BY id LIMIT 1) e ON a.run_id <> ''
+		WHERE p.state = 'pending'`, events.RunStarted)
+	if err != nil {
+		return nil, fmt.Errorf("count the pending approvals: %w", err)
+	}
+	defer rows.Close()
+	pending := map[string]int{}
+	for rows.Next() {
+		var agent string
+		var chain []string
+		if err := rows.Scan(&agent, &chain); err != nil {
+			return nil, fmt.Errorf("count the pending approvals: %w", err)
+		}
+		counted := map[string]bool{}
+		for _, a := range append(chain, agent) {
+			if a != "" && !counted[a] {
+				counted[a] = true
+				pending[a]++
+			}
+		}
+	}
+	return pending, rows.Err()
 }
 
 // stopRun stops the turn running in a conversation (the Chat page's Stop).
