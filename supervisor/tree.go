@@ -18,6 +18,7 @@
 //	│   └── <workspace>      its long-lived processes
 //	├── agents       the watch on the owner's agent files
 //	├── sentinels    one-for-one, 5 restarts in 10m: one actor per sentinel
+//	├── sources      one-for-one, 5 restarts in 10m, contained: one actor per source (with any)
 //	└── queue        the River client and its workers (started last)
 package supervisor
 
@@ -39,6 +40,8 @@ var (
 	ConversationsStrategy = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 10, Within: time.Minute}, Contain: true}
 	WorkspacesStrategy    = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 5, Within: time.Minute}}
 	SentinelsStrategy     = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 5, Within: 10 * time.Minute, Backoff: time.Second}}
+	// SourcesStrategy contains a source whose poll keeps panicking: it stops, and buddi goes on.
+	SourcesStrategy = actors.Strategy{Kind: actors.OneForOne, Budget: actors.Budget{MaxRestarts: 5, Within: 10 * time.Minute, Backoff: time.Second}, Contain: true}
 )
 
 // Parts are what Build starts with; a nil part is left out.
@@ -61,6 +64,8 @@ type Services struct {
 	Tailnet func() actors.Actor
 	// Sentinels are root/sentinels' children, one per sentinel.
 	Sentinels []actors.Child
+	// Sources are root/sources' children, one per source; with none, root/sources is left out.
+	Sources []actors.Child
 	// Agents produces root/agents: the watch on the owner's agent files.
 	Agents func() actors.Actor
 	// Queue produces root/queue, the actor that owns the River client: started last, so no
@@ -76,6 +81,8 @@ type Tree struct {
 	// Root is the root supervisor; the others are the subtree supervisors under it
 	// (root/surfaces, root/conversations, root/workspaces, root/sentinels).
 	Root, Surfaces, Conversations, Workspaces, Sentinels *actors.Ref
+	// Sources is root/sources, nil until Start has started a source.
+	Sources *actors.Ref
 	// Queue is the queue actor, nil until Start has started one.
 	Queue *actors.Ref
 	// Turns delivers each conversation's turns to its actor.
@@ -116,7 +123,7 @@ func Build(sys *actors.System, parts Parts) (*Tree, error) {
 	return t, nil
 }
 
-// Start adds the serving workers: the surfaces, the sentinels and, last, the queue.
+// Start adds the serving workers: the surfaces, the sentinels, the sources and, last, the queue.
 func (t *Tree) Start(s Services) error {
 	surfaces := []struct {
 		name    string
@@ -138,6 +145,17 @@ func (t *Tree) Start(s Services) error {
 	for _, c := range s.Sentinels {
 		if _, err := t.sys.Spawn(t.Sentinels, c.Name, c.Produce); err != nil {
 			return fmt.Errorf("supervision tree: sentinel %s: %w", c.Name, err)
+		}
+	}
+	if len(s.Sources) > 0 {
+		var err error
+		if t.Sources, err = t.sys.NewSupervisor(t.Root, "sources", SourcesStrategy); err != nil {
+			return fmt.Errorf("supervision tree: %w", err)
+		}
+		for _, c := range s.Sources {
+			if _, err := t.sys.Spawn(t.Sources, c.Name, c.Produce); err != nil {
+				return fmt.Errorf("supervision tree: source %s: %w", c.Name, err)
+			}
 		}
 	}
 	if s.Queue != nil {
