@@ -148,4 +148,10 @@ func TestDashboardPagesInBrowser(t *testing.T) {
 	p.goTo("#/health")
 	p.poll("the supervision tree", `document.querySelectorAll('main ol.tree li').length > 3 && document.querySelector('main ol.tree').innerText.includes('restarts') && document.querySelector('main').innerText.includes('PostgreSQL')`)
 	p.shootBoth("health")
+
+	// Settings → Developer: the workspaces with their modes, the processes, the remembered
+	// commands, the tailnet previews' switch.
+	p.goTo("#/settings/developer")
+	p.poll("Settings → Developer", `document.querySelector('main').innerText.includes('Commands you allowed') && !!document.querySelector('main nav.sub a.active[href="#/settings/developer"]')`)
+	p.shootBoth("settings-developer")
 }
