@@ -282,6 +282,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			}
 		}}
 	watch.Start = sentinelWake(catalog, convs, runner)
+	feeds, err := sourceActors(manifests, src.Pool, convs, runner, owner, scrub, log)
+	if err != nil {
+		return err
+	}
 	ownAgents, _ := agents.OwnerDirs(cfg.Home, os.Getenv) // where each agent's delegates.json is
 	delegate.Bind(manifests, delegate.Deps{Runner: runner, Agents: agents.Config{Examples: examples.FS, AgentsDir: ownAgents}, Log: log})
 	// Each package registers its own workers; the root only names the parts.
@@ -306,6 +310,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(w.dashboardDeps()) }),
 		Preview:   dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),
 		Sentinels: sentinels.Children(watch, allSentinels(manifests), sentinels.Loop),
+		Sources:   feeds,
 		Agents: actors.Go("agent files", watchAgents(agentFiles, func(ctx context.Context) {
 			sctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
