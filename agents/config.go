@@ -28,6 +28,8 @@ type Config struct {
 	// other tool fails the load. Nil skips the check, so the catalogue can load before the
 	// registry exists; [Catalog.CheckTools] runs it later.
 	KnownTools func(name string) bool
+
+	overlay *Change // set by Try: a change laid over the owner's directories
 }
 
 // OwnerDirs returns the owner's half of the search path for a data directory: the agents

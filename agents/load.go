@@ -3,7 +3,6 @@ package agents
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -57,10 +56,10 @@ func Load(cfg Config) (*Catalog, error) {
 	}
 	owner := half{source: SourcePrivate}
 	if cfg.AgentsDir != "" {
-		owner.agents = location{fsys: os.DirFS(cfg.AgentsDir), dir: ".", label: cfg.AgentsDir}
+		owner.agents = location{fsys: cfg.ownerFS("agents", cfg.AgentsDir), dir: ".", label: cfg.AgentsDir}
 	}
 	if cfg.SkillsDir != "" {
-		owner.skills = location{fsys: os.DirFS(cfg.SkillsDir), dir: ".", label: cfg.SkillsDir}
+		owner.skills = location{fsys: cfg.ownerFS("skills", cfg.SkillsDir), dir: ".", label: cfg.SkillsDir}
 	}
 
 	ex, own := scan(examples, &ps), scan(owner, &ps)
@@ -70,6 +69,7 @@ func Load(cfg Config) (*Catalog, error) {
 	if cfg.KnownTools != nil {
 		c.checkTools(cfg.KnownTools, &ps)
 	}
+	c.checkDelegates(cfg, examples.agents, owner.agents, &ps)
 	if len(ps) > 0 {
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
 		return nil, &LoadError{Problems: ps}

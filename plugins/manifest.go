@@ -33,6 +33,31 @@ type Manifest struct {
 	// Network has one line per host the plugin reaches and what it sends there
 	// ("api.github.com: repository names and issue text"). Shown at install; not enforced.
 	Network []string
+	// Agents are agents the plugin proposes; installing writes none, the owner accepts one
+	// through platform.accept_plugin_agent.
+	Agents []SuggestedAgent
+	// Skills are skills the plugin proposes, accepted through platform.accept_plugin_skill.
+	Skills []SuggestedSkill
+}
+
+// SuggestedAgent is an agent a plugin proposes: exactly the arguments of
+// platform.create_agent, the grant shown to the owner tool by tool.
+type SuggestedAgent struct {
+	ID      string   // the agent's id
+	Handle  string   // how the owner addresses it
+	Name    string   // its display name
+	Tools   []string // the grant it asks for
+	Roles   []string // the roles it would claim
+	Skills  []string // the shared skills it names
+	Persona string   // its prompt, the file's body
+}
+
+// SuggestedSkill is a skill a plugin proposes: a procedure, never a privilege.
+type SuggestedSkill struct {
+	Name        string   // its file name without .md
+	Description string   // one line on what it is for
+	Agents      []string // the agents it loads for; empty is everyone
+	Body        string   // the procedure, in markdown
 }
 
 // Metric is a number a goal can watch, measured for one agent (goals.md).

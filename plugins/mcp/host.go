@@ -105,6 +105,9 @@ func (h *Host) manifest(p Plugin) plugins.Manifest {
 	for _, s := range p.Missions {
 		m.Missions = append(m.Missions, plugins.SuggestedMission{ID: s.ID, Cron: s.Cron, Prompt: s.Prompt, Role: s.Role})
 	}
+	for _, a := range p.Agents {
+		m.Agents = append(m.Agents, plugins.SuggestedAgent{ID: a.ID, Handle: a.Handle, Name: a.Name, Tools: slices.Clone(a.Tools), Persona: a.Persona})
+	}
 	return m
 }
 
