@@ -41,6 +41,9 @@ func TestShippedExamplesLoad(t *testing.T) {
 			if !reflect.DeepEqual(d.Tools, []string{"conversation.ask", "conversation.offer", "agent.delegate"}) {
 				t.Errorf("the concierge's grant should be the question tools and agent.delegate alone, got %v", d.Tools)
 			}
+			if maker, err := c.ForRole(RoleMaker); err != nil || maker.ID != "agent-father" || !maker.HoldsPlatformWrites() {
+				t.Errorf("the maker: got %q, %v; want the agent-father holding the platform write tools", maker.ID, err)
+			}
 			dev, ok := c.ByHandle("@dev")
 			if !ok {
 				t.Fatal("no @dev")

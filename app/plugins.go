@@ -14,6 +14,7 @@ import (
 	"buddi/plugins/developer/shot"
 	"buddi/plugins/host"
 	"buddi/runtime/delegate"
+	"buddi/runtime/platform"
 	"buddi/runtime/run"
 	"buddi/scheduler"
 	"buddi/sentinels"
@@ -48,6 +49,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		host.Manifest(host.Deps{}),
 		run.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
+		platform.Manifest(), // bound to the catalogue and registry in buddi serve (platform.Bind)
 		scheduler.ManifestTelling(pool, (&sentinels.Engine{Pool: pool}).AllMuted, tell),
 		scheduler.ScheduleManifest(pool),
 		scheduler.ReminderManifest(pool, reminders),

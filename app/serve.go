@@ -36,11 +36,13 @@ import (
 	"buddi/health"
 	"buddi/internal/procenv"
 	"buddi/internal/timezone"
+	"buddi/plugins"
 	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/runtime/account"
 	"buddi/runtime/delegate"
 	"buddi/runtime/live"
+	"buddi/runtime/platform"
 	"buddi/runtime/run"
 	"buddi/scheduler"
 	"buddi/sentinels"
@@ -258,6 +260,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if _, err := catalog(); err != nil {
 		log.Warn("the agents do not load; runs fail until they do", "err", err)
 	}
+	// platform.* writes the owner's agent files and swaps the reloaded catalogue in at once.
+	platform.Bind(manifests, platform.Deps{Agents: agentFiles.Config(), Catalog: catalog, Reload: agentFiles.Reload, Tools: reg,
+		Plugins: func() []plugins.Manifest { return manifests }, Log: log})
 	missions := &scheduler.Store{Pool: src.Pool, Insert: insert}
 	watch := &sentinels.Engine{Pool: src.Pool}
 	accounts := account.NewStore(src.Pool, sealKey)
