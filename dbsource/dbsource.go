@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Source, error)
 		return &Source{Kind: "url", Target: db.Describe(url), DSN: url, Pool: pool,
 			ownerDSN: func() (string, error) { return url, nil }}, nil
 	}
-	bin, err := pgcluster.FindBinaries(cfg.PGBinDir)
+	bin, err := pgcluster.FindBinariesFor(cfg.PGBinDir, cfg.ClusterDir())
 	if err != nil {
 		return nil, err
 	}

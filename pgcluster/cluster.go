@@ -31,7 +31,7 @@ type Options struct {
 	// Dir holds the cluster: Dir/data (PGDATA) and Dir/run (the socket); the server's log is
 	// Dir + ".log".
 	Dir string
-	// BinDir holds initdb and postgres. Empty means FindBinaries("").
+	// BinDir holds initdb and postgres. Empty means FindBinariesFor("", Dir).
 	BinDir string
 	// Log receives what the cluster does. Default: discard.
 	Log *slog.Logger
@@ -167,7 +167,7 @@ func (c *Cluster) prepare() error {
 		return errors.New("pgcluster: no directory given")
 	}
 	if c.opts.BinDir == "" {
-		bin, err := FindBinaries("")
+		bin, err := FindBinariesFor("", c.opts.Dir)
 		if err != nil {
 			return err
 		}
