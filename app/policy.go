@@ -15,16 +15,22 @@ type workspaces interface {
 
 // ownerPolicy gives the executor the permission engine's inputs for a call: the policy
 // merged from configuration (none yet) and <home>/settings.json, read at every call so an
-// edit applies to the next one, and the agent's workspace (from the developer plugin's
-// record) as its workspace paths. Agents carry no execution mode yet, so each call is judged
-// in auto mode, and a remote caller's (buddi mcp's) in seed 002's remote mode, accept-edits,
-// where a call that mode does not allow becomes an approval: the owner's deny rules, network
-// policy and workspace boundary refuse, and approvals come from the tools' declared tiers. A settings file or workspace record that
-// cannot be read refuses the call (the executor fails closed on an error).
-func ownerPolicy(home string, ws workspaces) func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+// edit applies to the next one; the agent's workspace (from the developer plugin's record)
+// as its workspace paths; and the agent's execution mode as the owner set it (modes, read at
+// every call: plan, accept-edits or auto, auto when never set; see app/modes.go). A remote
+// caller's call (buddi mcp, Telegram) has that mode clamped by seed 002's remote rules
+// (remote_default_mode and remote_max_mode, accept-edits unless settings.json says
+// otherwise), where a call that mode does not allow becomes an approval. The owner's deny
+// rules, network policy and workspace boundary refuse, and approvals also come from the
+// tools' declared tiers. A settings file, mode or workspace record that cannot be read
+// refuses the call (the executor fails closed on an error).
+func ownerPolicy(home string, ws workspaces, modes agentModes) func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
 	path := permission.SettingsPath(home)
 	return func(ctx context.Context, call plugins.Call) (permission.Agent, permission.Settings, error) {
-		agent := permission.Agent{ExecutionMode: permission.ModeAuto}
+		agent, err := withMode(ctx, modes, call, permission.Agent{})
+		if err != nil {
+			return agent, permission.Settings{}, err
+		}
 		if ws != nil && call.Agent != "" {
 			w, found, err := ws.Workspace(ctx, call.Agent)
 			if err != nil {
@@ -34,10 +40,10 @@ func ownerPolicy(home string, ws workspaces) func(context.Context, plugins.Call)
 				agent.WorkspacePaths = []string{w.Directory}
 			}
 		}
-		if call.Remote { // seed 002: a remote caller's mode is clamped to the remote ceiling
-			agent = permission.ApplyRemoteMode(agent, "", permission.Remote{})
-		}
 		s, err := permission.LoadEffectiveSettings(permission.Layer{}, path, agent)
-		return agent, s, err
+		if err != nil {
+			return agent, s, err
+		}
+		return clampRemote(call, agent, s), s, nil
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 func TestOwnerPolicyReadsSettingsEveryCall(t *testing.T) {
 	home := t.TempDir()
-	policy := ownerPolicy(home, nil)
+	policy := ownerPolicy(home, nil, nil)
 	fetch := permission.Call{Tool: "web.fetch", Effects: []permission.Effect{permission.EffectNetRead}, Args: map[string]any{"url": "https://example.com/"}}
 
 	agent, s, err := policy(context.Background(), plugins.Call{})
@@ -55,7 +55,7 @@ func (d oneWorkspace) Workspace(_ context.Context, agent string) (developer.Work
 // The agent's workspace is the boundary the engine checks a tool's paths against.
 func TestOwnerPolicyUsesTheAgentsWorkspace(t *testing.T) {
 	home, ws := t.TempDir(), t.TempDir()
-	policy := ownerPolicy(home, oneWorkspace(ws))
+	policy := ownerPolicy(home, oneWorkspace(ws), nil)
 	edit := func(p string) permission.Call {
 		return permission.Call{Tool: "developer.write", Effects: []permission.Effect{permission.EffectFSWrite}, Edit: true, Paths: []string{p}}
 	}

@@ -247,7 +247,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	exec := executor.New(src.Pool, reg, run.JobQueue{Inserter: insert}, log)
-	exec.Policy = ownerPolicy(cfg.Home, devStore)
+	exec.Policy = ownerPolicy(cfg.Home, devStore, modeStore(src.Pool, sealKey, log))
 	exec.Scrub = scrub
 	exec.Seal = sealKey
 	// The runtime: conversations, the run loop, and the live hub the surfaces watch.
@@ -297,7 +297,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	register, periodic := queue.Wire(watch, exec, runner,
 		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},
 		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg); incidentTeller(owner)(msg) }},
-		notify.UnknownWatch{Notifier: notices})
+		notify.UnknownWatch{Notifier: notices}, dailyBackup(cfg, src, log))
 	q, err := queue.New(riverPool, queue.Options{Log: log, Register: register, Periodic: periodic, Queues: map[string]int{run.Queue: 50}})
 	if err != nil {
 		return err
@@ -340,6 +340,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return err
 	}
 	if err := queue.HoldIfPaused(ctx, src.Pool, q.Client()); err != nil {
+		return err
+	}
+	if err := announceRecovery(ctx, src.Pool, log); err != nil {
 		return err
 	}
 	if _, err := eventlog.Append(ctx, src.Pool, events.BuddiStarted, "", events.BuddiStartedPayload{
@@ -419,6 +422,7 @@ func (h *healthSource) Report(ctx context.Context) health.Report {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("actor %s is %s", n.Path, n.State))
 		}
 	}
+	rep.Recovery = recoveryNote(ctx, h.src.Pool)
 	rep.Vault = health.VaultOf(h.vault) // a locked vault is the owner's to fix (buddi doctor), not a degraded buddi
 	if h.telegram {
 		rep.Telegram = telegramHealth(ctx, h.src.Pool)

@@ -126,7 +126,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken,
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
-		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler()}
+		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler(), Modes: modeStore(src.Pool, w.seal, log)}
 }
 
 // telegram is the Telegram surface's actor when a bot token is set, nil otherwise.
@@ -137,7 +137,7 @@ func (w *wired) telegram() func() actors.Actor {
 	}
 	bot := telegram.New(telegram.Deps{API: TelegramAPI(token), Store: &telegram.Store{Pool: w.src.Pool, Scrub: w.scrub, Key: w.seal, Log: w.log}, Conversations: w.convs,
 		Start: w.runner.StartNext(run.Meta{Surface: telegram.Surface, Interactive: true}), Catalog: w.catalog, Live: w.hub,
-		Decide: telegramDecide(w.src.Pool, w.insert, w.reg, w.seal), Reusable: telegramReusable(w.reg), Log: w.log,
+		Decide: telegramDecide(w.src.Pool, w.insert, w.reg, w.seal), Reusable: telegramReusable(w.reg), Log: w.log, Mode: telegramMode(modeStore(w.src.Pool, w.seal, w.log)),
 		Artifacts: func(ctx context.Context, name, mediaType string, data []byte) (string, error) {
 			a, err := w.artifacts.Save(ctx, artifact.Artifact{Agent: "owner", Name: name, MediaType: mediaType, Source: "sent on Telegram"}, data)
 			return a.ID, err

@@ -132,6 +132,11 @@ type Call struct {
 	// Remote marks a call from a run a remote caller asked for (buddi mcp): seed 002's
 	// remote clamps apply to it, and it never carries an owner request.
 	Remote bool
+	// Surface is where the run's request came from ("dashboard", "telegram", "terminal",
+	// "mcp"; empty for unattended work): seed 002's remote clamps apply to the calls of a
+	// run from a remote surface (Telegram, buddi mcp). Not kept in an action: the recheck
+	// before an approved action executes sees the owner's own mode.
+	Surface string
 	// Now is the call's clock: when it was proposed. Describe renders with it (never with the
 	// wall clock), so the executor's second Describe before dispatch sees the same moment.
 	Now time.Time

@@ -20,4 +20,9 @@ type Agent struct {
 	// SettingsOverride is the session's layer of policy, the highest of the three
 	// (see LoadEffectiveSettings). Never taken from a remote caller.
 	SettingsOverride *Layer `json:"settingsOverride,omitempty"`
+	// ModeNote, when set, says whose mode this is and how the owner changes it ("@dev is in
+	// plan mode; the owner changes it with …"). A mode block's reason ends with it, so the
+	// one sentence the model and the owner read names the mode and the way out. Never taken
+	// from a remote caller.
+	ModeNote string `json:"-"`
 }

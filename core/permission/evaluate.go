@@ -1,6 +1,9 @@
 package permission
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Call is one tool call as the policy sees it.
 type Call struct {
@@ -70,10 +73,14 @@ func Decide(c Call, a Agent, s Settings) Decision {
 //     a refusal is a block; in accept-edits mode it is a prompt.
 //
 // The mode is a.ExecutionMode lowered to a.MaxExecutionMode; a value that is not a mode
-// is decided as plan. With a.DangerouslySkipPermissions a prompt becomes allow; blocks
-// stay. The answer never loosens as the mode falls.
+// is decided as plan. A mode block's reason ends with a.ModeNote. With
+// a.DangerouslySkipPermissions a prompt becomes allow; blocks stay. The answer never
+// loosens as the mode falls.
 func Evaluate(c Call, a Agent, s Settings) Decision {
 	d := evaluate(c, a, s)
+	if d.Block == BlockMode && a.ModeNote != "" {
+		d.Reason = strings.TrimSuffix(d.Reason, ".") + "; " + a.ModeNote + "."
+	}
 	if a.DangerouslySkipPermissions && d.Verdict == VerdictPrompt {
 		return allowed("dangerouslySkipPermissions approves " + c.name() + " without asking.")
 	}

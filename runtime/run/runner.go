@@ -684,7 +684,7 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 	if m.Interactive && !Remote(m.Surface) && m.Depth == 0 { // a delegated run has no owner in it
 		call.Owner = &plugins.OwnerRequest{Surface: m.Surface, ExpiresAt: r.now().Add(15 * time.Minute)}
 	}
-	call.Remote = Remote(m.Surface)
+	call.Remote, call.Surface = Remote(m.Surface), m.Surface
 	prop, err := r.Executor.Propose(ctx, call)
 	if err != nil {
 		return body, "", err

@@ -92,6 +92,8 @@ type Deps struct {
 	Probe Prober
 	// Missions serves the Missions page; nil leaves those routes out.
 	Missions Missions
+	// Modes are the agents' execution modes, on the agent cards; nil leaves them out.
+	Modes AgentModes
 	// Watch serves the Reminders and Sentinels and alerts pages; nil leaves those routes out.
 	Watch *Watch
 	// Phone serves Settings → Telegram and Settings → Tailnet; nil leaves those routes out.

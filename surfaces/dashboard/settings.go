@@ -111,6 +111,7 @@ func (s *Server) settingsRoutes() {
 		s.write("POST /api/missions/{id}/keep", s.missionKeep)
 		s.write("POST /api/missions/{id}/stop", s.missionSwitch(false))
 	}
+	s.modeRoutes()
 }
 
 // accountJSON is an account as the page shows it: never its secret, only the vault entry's name.
@@ -279,6 +280,11 @@ type agentSetting struct {
 	// May is what the agent may do: each tool of its grant with its tier, the ones that run
 	// without asking first.
 	May []agentTool `json:"may"`
+	// Mode is the agent's execution mode (plan, accept-edits, auto); empty when modes are not
+	// served.
+	Mode string `json:"mode,omitempty"`
+	// ModeRefused says why the mode on record is not honoured (the agent is in plan mode).
+	ModeRefused string `json:"mode_refused,omitempty"`
 }
 
 // agentTool is one tool an agent may call, as Settings → Agents shows it.
@@ -351,6 +357,9 @@ func (s *Server) agentList(ctx context.Context) ([]agentSetting, error) {
 		}
 		if s.deps.Chat.Available != nil {
 			j.Available, j.Problem = s.deps.Chat.Available(ctx, a.ID)
+		}
+		if err := s.modeOf(ctx, &j); err != nil {
+			return nil, fmt.Errorf("read %s's mode: %w", a.ID, err)
 		}
 		out = append(out, j)
 	}

@@ -43,6 +43,9 @@ type Deps struct {
 	// Reusable reports whether a tool allows a standing permission, so its card offers
 	// "Approve & remember"; nil offers it for none.
 	Reusable func(tool string) bool
+	// Mode reads an agent's execution mode (plan, accept-edits, auto) for /agents; nil
+	// leaves it out.
+	Mode func(ctx context.Context, agent string) (string, error)
 	// Log receives what the bot logs; nil discards.
 	Log *slog.Logger
 	// PollTimeout is getUpdates' long-poll; the client gives up 10 s after it. Default 25 s.

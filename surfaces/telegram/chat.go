@@ -62,7 +62,18 @@ func (b *Bot) command(ctx context.Context, u Update, chat int64, text string) er
 	case "agents":
 		var lines []string
 		for _, a := range cat.All() {
-			lines = append(lines, fmt.Sprintf("%s %s", a.Handle, a.Name))
+			line := fmt.Sprintf("%s %s", a.Handle, a.Name)
+			if b.d.Mode != nil {
+				mode, err := b.d.Mode(ctx, a.ID)
+				if err != nil {
+					return err
+				}
+				line += " · " + mode + " mode"
+			}
+			lines = append(lines, line)
+		}
+		if b.d.Mode != nil {
+			lines = append(lines, "", modesNote)
 		}
 		b.send(ctx, chat, strings.Join(lines, "\n"))
 	case "use":
@@ -287,3 +298,7 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// modesNote ends /agents: what the modes mean here, and where the owner changes them.
+const modesNote = "From Telegram an agent's calls run at most in accept-edits mode (settings.json's remote_max_mode can raise it): " +
+	"what would run without asking in auto mode asks first. Change an agent's mode on its card in the dashboard's Settings → Agents, or with `buddi agents mode @handle plan|accept-edits|auto`."
