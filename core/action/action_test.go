@@ -307,6 +307,7 @@ func TestStandingPermissions(t *testing.T) {
 		{"other conversation", func() plugins.Call { c := call; c.ConversationID = "00000000-0000-4000-8000-000000000000"; return c }, "1", false},
 		{"other agent", func() plugins.Call { c := call; c.Agent = "concierge"; return c }, "1", false},
 		{"delegate", func() plugins.Call { c := call; c.DelegationDepth = 1; return c }, "1", false},
+		{"remote caller (buddi mcp)", func() plugins.Call { c := call; c.Remote = true; return c }, "1", false},
 	}
 	for _, tt := range tests {
 		_, ok, err := action.Covering(ctx, pool, key, tt.call(), tt.version)

@@ -88,9 +88,10 @@ func Revoke(ctx context.Context, tx pgx.Tx, id int64, surface string) error {
 // Covering finds a live standing permission for call at version: same agent, tool and
 // version, and the call's conversation or all, whose seal checks under key (a row someone
 // wrote into the table is no permission). A delegate's call is never covered: standing
-// permissions are not inherited.
+// permissions are not inherited. Nor is a remote caller's (buddi mcp): what another program
+// asks for is decided by the owner on their own surfaces, card by card.
 func Covering(ctx context.Context, q eventlog.Querier, key seal.Key, call plugins.Call, version string) (int64, bool, error) {
-	if call.DelegationDepth > 0 || call.Agent == "" || key.IsZero() {
+	if call.DelegationDepth > 0 || call.Remote || call.Agent == "" || key.IsZero() {
 		return 0, false, nil
 	}
 	rows, err := q.Query(ctx, `
