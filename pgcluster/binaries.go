@@ -102,7 +102,8 @@ type search struct {
 	globs []string
 	// pgConfig returns `pg_config --bindir`, or "".
 	pgConfig func() string
-	// path returns the directory of `postgres` on PATH, or "".
+	// path returns the directory of `postgres` on PATH (through its links: the directory that
+	// also holds pg_upgrade and its kin), or "".
 	path func() string
 }
 
@@ -132,6 +133,9 @@ var defaultSearch = search{
 		if err != nil {
 			return ""
 		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
 		return filepath.Dir(p)
 	},
 }
@@ -150,9 +154,11 @@ func (s search) installs() []Install {
 		if dir == "" || !hasServer(dir) {
 			return
 		}
+		// The same server reached through links (/usr/local/bin/postgres pointing into
+		// /usr/lib/postgresql/15/bin) is one installation.
 		key := dir
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			key = real
+		if real, err := filepath.EvalSymlinks(filepath.Join(dir, "postgres")); err == nil {
+			key = filepath.Dir(real)
 		}
 		if seen[key] {
 			return

@@ -52,6 +52,8 @@ type Cluster struct {
 
 	// testHook, when set, may stop a conversion at a named step (see secure).
 	testHook func(step string) error
+	// initArgs are more arguments for initdb (Upgrade's, to match the old cluster).
+	initArgs []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -284,6 +286,7 @@ func (c *Cluster) initdb(ctx context.Context, ownerPW string) error {
 	if c.opts.Fast {
 		args = append(args, "--no-sync")
 	}
+	args = append(args, c.initArgs...)
 	cmd := c.command("initdb", args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

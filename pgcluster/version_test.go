@@ -1,11 +1,14 @@
 package pgcluster
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // fakeServer makes dir a bindir whose postgres prints version to --version, as a real one does.
@@ -164,5 +167,101 @@ func TestParseServerVersion(t *testing.T) {
 		if got := parseServerVersion(tt.out); got != tt.want {
 			t.Errorf("parseServerVersion(%q) = %q, want %q", tt.out, got, tt.want)
 		}
+	}
+}
+
+// TestUpgradeWithPgUpgrade runs the whole upgrade with real clusters: from the installed
+// version to itself when only one is installed (pg_upgrade accepts that), else from the oldest
+// to the newest. The data and both roles' passwords survive, and the old cluster is kept.
+func TestUpgradeWithPgUpgrade(t *testing.T) {
+	all := Installed()
+	if len(all) == 0 {
+		t.Fatal("this test needs PostgreSQL server binaries")
+	}
+	from, to := all[len(all)-1], all[0]
+	if from == to {
+		t.Logf("only PostgreSQL %s is installed: upgrading %s to itself (two majors would test a real version change)", to.Major, to.Major)
+	}
+	if _, err := os.Stat(filepath.Join(to.BinDir, "pg_upgrade")); err != nil {
+		t.Skipf("no pg_upgrade in %s", to.BinDir)
+	}
+	dir := filepath.Join(t.TempDir(), "pg")
+	c := New(Options{Dir: dir, BinDir: from.BinDir, Fast: true, DieWithParent: true})
+	ctx := startCtx(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn := ownerConn(t, ctx, c)
+	if _, err := conn.Exec(ctx, "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('before the upgrade')"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var lines []string
+	res, err := upgrade(ctx, UpgradeOptions{Dir: dir, Fast: true, Progress: func(l string) { t.Log(l); lines = append(lines, l) }}, from, to)
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	if res.From != from.Major || res.To != to.Major || res.Kept != dir+".old-"+from.Major {
+		t.Errorf("result = %+v", res)
+	}
+	if len(lines) < 4 {
+		t.Errorf("progress lines = %q, want one a step", lines)
+	}
+	if major, _ := ClusterMajor(res.Kept); major != from.Major {
+		t.Errorf("kept cluster's version = %q, want %s", major, from.Major)
+	}
+	for _, leftover := range []string{dir + ".upgrade", dir + ".upgrade-owner.password", dir + ".upgrade-app.password"} {
+		if _, err := os.Lstat(leftover); err == nil {
+			t.Errorf("%s is left behind", leftover)
+		}
+	}
+
+	after := New(Options{Dir: dir, BinDir: to.BinDir, Fast: true, DieWithParent: true})
+	t.Cleanup(func() { _ = after.Stop(context.Background()) })
+	if err := after.Start(ctx); err != nil {
+		t.Fatalf("start the upgraded cluster: %v", err)
+	}
+	conn = ownerConn(t, ctx, after)
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT v FROM kept").Scan(&v); err != nil || v != "before the upgrade" {
+		t.Fatalf("row after the upgrade = %q, %v", v, err)
+	}
+	appDSN, err := after.AppDSN("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := pgx.Connect(ctx, appDSN)
+	if err != nil {
+		t.Fatalf("the application role's password after the upgrade: %v", err)
+	}
+	app.Close(ctx)
+}
+
+func TestUpgradeNothingToDo(t *testing.T) {
+	if _, err := Upgrade(context.Background(), UpgradeOptions{Dir: filepath.Join(t.TempDir(), "pg")}); err == nil || !strings.Contains(err.Error(), "nothing to upgrade") {
+		t.Fatalf("err = %v, want nothing to upgrade", err)
+	}
+}
+
+func TestInstallsThroughLinksAreOne(t *testing.T) {
+	root := t.TempDir()
+	real := fakeServer(t, filepath.Join(root, "usr/lib/postgresql/15/bin"), "15.8")
+	links := filepath.Join(root, "usr/local/bin")
+	if err := os.MkdirAll(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"initdb", "postgres"} {
+		if err := os.Symlink(filepath.Join(real, name), filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := search{globs: []string{filepath.Join(root, "usr/lib/postgresql/*/bin")}, path: func() string { return links }}
+	if got := s.installs(); len(got) != 1 || got[0].BinDir != real {
+		t.Fatalf("installs = %v, want only %s", got, real)
 	}
 }
