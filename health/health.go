@@ -25,6 +25,7 @@ type Report struct {
 	Telegram      *Telegram `json:"telegram,omitempty"` // the Telegram surface, when a bot token is set
 	Tailnet       *Tailnet  `json:"tailnet,omitempty"`  // the tailnet node, when it is on
 	Vault         *Vault    `json:"vault,omitempty"`    // the vault as this buddi opened it
+	Recovery      string    `json:"recovery,omitempty"` // set in recovery mode after a restore: what holds and how to leave it
 	Problems      []string  `json:"problems,omitempty"` // one line each; empty when Status is "ok"
 	CheckedAt     time.Time `json:"checked_at"`         // when this report was made, in UTC
 }
