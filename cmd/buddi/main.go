@@ -35,7 +35,9 @@ type cli struct {
 	Missions    missionsCmd    `cmd:"" help:"Scheduled work: list, add, run now, switch on and off, see occurrences."`
 	Reminders   remindersCmd   `cmd:"" help:"The agents' reminders: list them (and the limits), cancel one."`
 	Pause       pauseCmd       `cmd:"" help:"Stop all work (jobs, missions, sentinels) until buddi resume."`
-	Resume      resumeCmd      `cmd:"" help:"Start all work again after buddi pause."`
+	Resume      resumeCmd      `cmd:"" help:"Start all work again after buddi pause (and leave recovery mode after a restore)."`
+	Backup      backupCmd      `cmd:"" help:"Back up, verify and restore buddi (never its secrets); switch the daily backup."`
+	Recovery    recoveryCmd    `cmd:"" help:"After a restore: the checklist to go through before buddi resume."`
 	Sentinels   sentinelsCmd   `cmd:"" help:"The watchers: list them and their findings, switch them, snooze or mute findings."`
 	Sources     sourcesCmd     `cmd:"" help:"The plugins' pollers: list them, when each last polled and is next due."`
 	Telegram    telegramCmd    `cmd:"" help:"The Telegram surface: set the bot up, pair your phone, list and remove devices."`
