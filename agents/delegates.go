@@ -181,6 +181,7 @@ type RefusedError struct {
 	Sentence string
 }
 
+// Error is the sentence.
 func (e *RefusedError) Error() string { return e.Sentence }
 
 // Resolve returns the colleague ref names (an id, or a handle with or without its @) when the

@@ -58,12 +58,12 @@ type Tell func(ctx context.Context, n notify.Notice)
 
 // Engine decides when each source is due and runs its polls against the database.
 type Engine struct {
-	Pool  *pgxpool.Pool   // the ledger and the dedup rows
-	Start Starter         // starts the runs polls ask for; nil refuses them
-	Tell  Tell            // tells the owner of a source that keeps failing; nil tells no one
-	Scrub redact.Scrubber // takes stored secrets out of a failure's sentence; nil keeps it
-	Log   *slog.Logger    // hears each failure's whole cause; nil discards
-	Now   func() time.Time
+	Pool  *pgxpool.Pool    // the ledger and the dedup rows
+	Start Starter          // starts the runs polls ask for; nil refuses them
+	Tell  Tell             // tells the owner of a source that keeps failing; nil tells no one
+	Scrub redact.Scrubber  // takes stored secrets out of a failure's sentence; nil keeps it
+	Log   *slog.Logger     // hears each failure's whole cause; nil discards
+	Now   func() time.Time // the clock; nil is time.Now
 
 	PollTimeout    time.Duration // default PollTimeout
 	Backoff        time.Duration // default Backoff
