@@ -69,9 +69,26 @@ func Upgrade(ctx context.Context, opts UpgradeOptions) (*UpgradeResult, error) {
 			return upgrade(ctx, opts, in, newest)
 		}
 	}
-	return nil, fmt.Errorf("The database in %s was made by PostgreSQL %s, whose programs are not installed here: pg_upgrade needs them, and so would a dump and restore (only PostgreSQL %s's pg_dump can read it), so install %s and run `buddi db upgrade` again.",
-		dataDir, major, major, installHint(major))
+	return nil, &OldBinariesError{DataDir: dataDir, Major: major}
 }
+
+// OldBinariesError means the programs of the version that made the cluster, which any upgrade
+// needs, are not installed.
+type OldBinariesError struct {
+	// DataDir is the cluster's data directory.
+	DataDir string
+	// Major is the version that made it.
+	Major string
+}
+
+// Error says what to install, in one sentence.
+func (e *OldBinariesError) Error() string {
+	return fmt.Sprintf("The database in %s was made by PostgreSQL %s, whose programs are not installed here: pg_upgrade needs them, and so would a dump and restore (only PostgreSQL %s's pg_dump can read it), so install %s and run `buddi db upgrade` again.",
+		e.DataDir, e.Major, e.Major, installHint(e.Major))
+}
+
+// Unwrap gives ErrNoBinaries: something must be installed first.
+func (e *OldBinariesError) Unwrap() error { return ErrNoBinaries }
 
 // upgrade runs pg_upgrade from one installation to another (the same major works too, which
 // the tests use where only one is installed).

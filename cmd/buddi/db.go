@@ -3,19 +3,24 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"text/tabwriter"
 	"time"
 
 	"buddi/app"
 	"buddi/datadir"
 	"buddi/dbsource"
+	"buddi/doctor"
 	"buddi/migrations"
+	"buddi/pgcluster"
 )
 
 type dbCmd struct {
 	Migrate dbMigrateCmd `cmd:"" help:"Apply pending migrations (core and the queue's)."`
 	Status  dbStatusCmd  `cmd:"" help:"Show each schema's applied and target version."`
+	Upgrade dbUpgradeCmd `cmd:"" help:"Move buddi's own database to the newest PostgreSQL installed (pg_upgrade; the old one is kept)."`
 }
 
 type dbMigrateCmd struct {
@@ -110,4 +115,44 @@ func writeJSON(env *runEnv, v any) error {
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+type dbUpgradeCmd struct {
+	JSON bool `help:"Print the result as JSON."`
+}
+
+func (c dbUpgradeCmd) Run(env *runEnv) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if !cfg.Embedded() {
+		return &exitError{code: doctor.ExitUsage, err: errors.New("DATABASE_URL is set, so buddi does not run its own database: upgrade that server with its own tools")}
+	}
+	if _, err := os.Stat(cfg.Home); err != nil {
+		return &exitError{code: doctor.ExitDoFirst, err: fmt.Errorf("there is no buddi in %s yet: nothing to upgrade", cfg.Home)}
+	}
+	lock, err := datadir.TryLock(cfg.Home)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	progress := func(line string) {
+		if !c.JSON {
+			fmt.Fprintln(env.stdout, line)
+		}
+	}
+	res, err := pgcluster.Upgrade(env.ctx, pgcluster.UpgradeOptions{Dir: cfg.ClusterDir(), Progress: progress, Log: env.log})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env, res)
+	}
+	if res.Kept == "" {
+		fmt.Fprintf(env.stdout, "the database already runs on PostgreSQL %s, the newest installed: nothing to do\n", res.To)
+		return nil
+	}
+	fmt.Fprintf(env.stdout, "upgraded from PostgreSQL %s to %s; the old cluster is in %s: remove it once buddi runs well\n", res.From, res.To, res.Kept)
+	return nil
 }
