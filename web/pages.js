@@ -88,7 +88,20 @@ export function pages({ api, painter, act, say, when }) {
         words(' ', (g.tools || []).length, (g.tools || []).length === 1 ? 'tool' : 'tools'))),
       g.available ? null : h('p', { class: 'sentence' }, g.problem),
       mayDo(g),
+      g.mode ? modeSelect(g) : null,
       form);
+  }
+
+  // modeSelect is the agent's mode (seed 002): plan reads only, accept-edits also changes
+  // state and edits inside the workspace, auto leaves it to each tool's tier; it applies to
+  // the agent's next call.
+  function modeSelect(g) {
+    const modes = [['plan', 'plan: reads only'], ['accept-edits', 'accept-edits: asks before commands and other writes'], ['auto', 'auto: each tool as it is marked']];
+    return h('label', { class: 'field mode' }, h('span', {}, 'Mode'),
+      h('select', { name: 'mode', 'data-mode': g.id, 'aria-label': words(' ', 'mode of', g.handle), onchange: ev =>
+        act(() => api('POST', `/api/agents/${enc(g.id)}/mode`, { mode: ev.target.value }), words(' ', g.handle, 'is in', ev.target.value, 'mode from its next call')) },
+      modes.map(([value, text]) => h('option', { value, selected: value === g.mode }, text))),
+      g.mode_refused ? h('p', { class: 'sentence' }, words(' ', 'The mode on record is refused, so it is plan:', g.mode_refused)) : null);
   }
 
   // mayDo is what an agent may do: each tool of its grant with its tier, the ones that run

@@ -20,6 +20,7 @@ type agentsCmd struct {
 	Show agentsShowCmd `cmd:"" help:"Show one agent: its grant, roles, skills and persona."`
 	Set  agentsSetCmd  `cmd:"" help:"Give an agent a provider account and a model."`
 	Test agentsTestCmd `cmd:"" help:"Send one short prompt through the agent's account and say whether it works."`
+	Mode agentsModeCmd `cmd:"" help:"Show or set an agent's mode: plan, accept-edits or auto (seed 002)."`
 }
 
 type agentsTestCmd struct {
@@ -137,6 +138,7 @@ func (c agentsListCmd) Run(env *runEnv) error {
 	}
 	all := cat.All()
 	status := agentStatus(env, all)
+	modes, modeProblem := agentModes(env)
 	if c.JSON {
 		out := make([]map[string]any, 0, len(all))
 		for _, a := range all {
@@ -150,18 +152,20 @@ func (c agentsListCmd) Run(env *runEnv) error {
 			}
 			st := status[a.ID]
 			m["available"], m["problem"] = st.ok, st.sentence
+			m["mode"] = modeWord(modes, modeProblem, a.ID)
 			out = append(out, m)
 		}
 		return writeJSON(env, out)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tID\tNAME\tROLES\tTOOLS\tSOURCE\tSTATUS")
+	fmt.Fprintln(tw, "HANDLE\tID\tNAME\tROLES\tTOOLS\tMODE\tSOURCE\tSTATUS")
 	for _, a := range all {
 		handle := a.Handle
 		if a.Default {
 			handle += " (default)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", handle, a.ID, a.Name, strings.Join(a.Roles, ","), len(a.Tools), a.Source, status[a.ID].word)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", handle, a.ID, a.Name, strings.Join(a.Roles, ","), len(a.Tools),
+			modeWord(modes, modeProblem, a.ID), a.Source, status[a.ID].word)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -195,7 +199,8 @@ func (c agentsShowCmd) Run(env *runEnv) error {
 		return writeJSON(env, a)
 	}
 	fmt.Fprintf(env.stdout, "%s %s (%s), from %s\n", a.Handle, a.Name, a.ID, a.Path)
-	fmt.Fprintf(env.stdout, "roles:  %s\ntools:  %s\nskills: ", orNone(a.Roles), orNone(a.Tools))
+	modes, modeProblem := agentModes(env)
+	fmt.Fprintf(env.stdout, "roles:  %s\ntools:  %s\nmode:   %s\nskills: ", orNone(a.Roles), orNone(a.Tools), modeWord(modes, modeProblem, a.ID))
 	var skills []string
 	for _, s := range a.Loaded {
 		skills = append(skills, s.Name)
