@@ -21,15 +21,18 @@ import (
 )
 
 // fetchTool is a tool that only reads from the network, as an installed plugin's could.
-type fetchTool struct{ runs int }
+type fetchTool struct {
+	name string
+	runs int
+}
 
-func (fetchTool) Spec() plugins.Spec {
-	return plugins.Spec{Name: "net.fetch", Description: "Fetch a page.", Tier: plugins.TierAuto,
+func (f *fetchTool) Spec() plugins.Spec {
+	return plugins.Spec{Name: f.name, Description: "Fetch a page.", Tier: plugins.TierAuto,
 		Effects: []plugins.Effect{plugins.EffectNetRead},
 		Schema:  json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"additionalProperties":false}`)}
 }
 
-func (fetchTool) Describe(_ context.Context, call plugins.Call) (plugins.Envelope, error) {
+func (*fetchTool) Describe(_ context.Context, call plugins.Call) (plugins.Envelope, error) {
 	return plugins.Envelope{Summary: "fetch " + string(call.Args)}, nil
 }
 
@@ -45,6 +48,8 @@ type modesRig struct {
 	modes *executor.Modes
 	home  string
 	fetch *fetchTool
+	// status reaches the host its manifest's network line names.
+	status *fetchTool
 }
 
 func newModesRig(t *testing.T) modesRig {
@@ -55,8 +60,11 @@ func newModesRig(t *testing.T) modesRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetch := &fetchTool{}
-	reg, err := registry.New(append(Manifests(pool, home, nil), plugins.Manifest{Name: "net", Version: "1", Tools: []plugins.Tool{fetch}})...)
+	fetch, status := &fetchTool{name: "net.fetch"}, &fetchTool{name: "status.check"}
+	reg, err := registry.New(append(Manifests(pool, home, nil),
+		plugins.Manifest{Name: "net", Version: "1", Tools: []plugins.Tool{fetch}},
+		// A plugin that reaches one host, named by its manifest's network line, with no url argument.
+		plugins.Manifest{Name: "status", Version: "1", Tools: []plugins.Tool{status}, Network: []string{"status.example.com: the service's name"}})...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +76,7 @@ func newModesRig(t *testing.T) modesRig {
 	exec.Seal = key
 	modes := executor.NewModes(pool, key)
 	exec.Policy = ownerPolicy(home, nil, modes)
-	return modesRig{exec: exec, modes: modes, home: home, fetch: fetch}
+	return modesRig{exec: exec, modes: modes, home: home, fetch: fetch, status: status}
 }
 
 func (r modesRig) setMode(t *testing.T, mode permission.Mode) {
@@ -227,6 +235,19 @@ func TestNetworkPolicyRefusesNetworkTools(t *testing.T) {
 	}
 	if p := r.propose(t, "dashboard", "net.fetch", `{"url":"https://example.org/"}`); p.Refusal == "" {
 		t.Errorf("host off the allowlist: %+v, want a refusal", p)
+	}
+	// The manifest's network line names the host a call without a url reaches.
+	if p := r.propose(t, "dashboard", "status.check", `{}`); !ran(p) {
+		t.Errorf("a declared host inside the allowlist: %+v, want it run", p)
+	}
+	if err := os.WriteFile(filepath.Join(r.home, "settings.json"), []byte(`{"network":"allowlist","networkAllowHosts":["api.example.com"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.propose(t, "dashboard", "status.check", `{"url":"https://api.example.com/"}`); p.Refusal == "" || !strings.Contains(p.Refusal, "status.example.com") {
+		t.Errorf("a declared host off the allowlist: %+v, want a refusal naming it", p)
+	}
+	if r.status.runs != 1 {
+		t.Errorf("status.check ran %d times, want 1", r.status.runs)
 	}
 }
 

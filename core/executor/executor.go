@@ -148,7 +148,7 @@ func (e *Executor) policyTier(ctx context.Context, call plugins.Call, tool plugi
 	if err != nil {
 		return "", "", &registry.Refusal{Code: CodePolicyBlocked, Tool: call.Tool, Reason: "the permission policy could not be read, so the call is refused", Err: err}
 	}
-	pc := permission.Call{Tool: call.Tool, Effects: spec.Effects, Args: args}
+	pc := permission.Call{Tool: call.Tool, Effects: spec.Effects, Args: args, Hosts: e.reg.Hosts(call.Tool)}
 	if pd, ok := tool.(plugins.PolicyDescriber); ok {
 		facts := pd.PolicyFacts(call)
 		pc.Shell, pc.Edit, pc.Paths = facts.Shell, facts.Edit, facts.Paths

@@ -15,6 +15,10 @@ type Call struct {
 	// Args are the call's decoded JSON arguments. The policy reads "url" (a string) for
 	// the network allowlist and, for a Shell call, "command" (a string).
 	Args map[string]any
+	// Hosts are the hosts the tool declares it reaches (its plugin manifest's network lines).
+	// An allowlist admits a call with a network effect only when each of them is in
+	// networkAllowHosts, as well as its url argument's host; a call with Hosts needs no url.
+	Hosts []string
 	// Shell marks a tool that runs Args["command"] through a shell (the seed's bash). It
 	// implies EffectExec. permissions.deny and permissions.allow apply to its command.
 	Shell bool

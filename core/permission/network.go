@@ -150,8 +150,17 @@ func checkNetwork(c Call, s Settings) (Decision, bool) {
 	case NetworkAllow:
 		return Decision{}, true
 	case NetworkAllowlist:
+		for _, h := range c.Hosts {
+			if !hostListed(h, s.NetworkAllowHosts) {
+				return blocked(BlockNetwork, "The network policy is allowlist and "+c.name()+" reaches "+quote(h)+
+					" (its plugin's network lines), which is not in networkAllowHosts, so it is refused."), false
+			}
+		}
 		raw, present := c.Args["url"]
 		str, isString := raw.(string)
+		if (!present || str == "") && len(c.Hosts) > 0 {
+			return Decision{}, true // the declared hosts are all it reaches, and each is listed
+		}
 		if !present || !isString || str == "" {
 			return blocked(BlockNetwork, "The network policy is allowlist and "+c.name()+
 				" has no url argument whose host could be checked, so it is refused."), false
@@ -172,4 +181,15 @@ func checkNetwork(c Call, s Settings) (Decision, bool) {
 		return blocked(BlockNetwork, "The network policy is deny, so "+c.name()+
 			", which reaches the network, is refused."), false
 	}
+}
+
+// hostListed reports whether host (as a manifest names it) matches an entry of hosts. A host
+// that is not a plain name or address is never listed.
+func hostListed(host string, hosts []string) bool {
+	for _, e := range hosts {
+		if MatchHost(host, e) {
+			return true
+		}
+	}
+	return false
 }

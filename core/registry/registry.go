@@ -38,6 +38,7 @@ type entry struct {
 	version string
 	schema  *jsonschema.Schema
 	effects map[plugins.Effect]bool
+	hosts   []string // the hosts its plugin's network lines name
 }
 
 // New builds a registry from manifests. It refuses, naming the plugin and the tool: a manifest
@@ -127,7 +128,7 @@ func load(m plugins.Manifest, tool plugins.Tool) (e *entry, err error) {
 	if err != nil {
 		return e, err
 	}
-	e.tool, e.version, e.schema = tool, m.Version, sch
+	e.tool, e.version, e.schema, e.hosts = tool, m.Version, sch, NetworkHosts(m.Network)
 	return e, nil
 }
 
@@ -173,6 +174,29 @@ func (r *Registry) Lookup(name string) (plugins.Tool, bool) {
 		return nil, false
 	}
 	return e.tool, true
+}
+
+// Hosts returns the hosts the plugin that contributes the tool name declares it reaches (its
+// manifest's network lines); nil when it declares none or no such tool is registered.
+func (r *Registry) Hosts(name string) []string {
+	if e, ok := r.entries[name]; ok {
+		return slices.Clone(e.hosts)
+	}
+	return nil
+}
+
+// NetworkHosts reads the hosts out of a manifest's network lines ("api.github.com: repository
+// names and issue text"): what each line says before its first colon, trimmed, in order,
+// without repeats. A line with no colon is a host alone.
+func NetworkHosts(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		h, _, _ := strings.Cut(l, ":")
+		if h = strings.TrimSpace(h); h != "" && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // Version returns the version of the plugin that contributes the tool name, which is part of
