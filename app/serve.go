@@ -293,6 +293,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	ownAgents, _ := agents.OwnerDirs(cfg.Home, os.Getenv) // where each agent's delegates.json is
 	delegate.Bind(manifests, delegate.Deps{Runner: runner, Agents: agents.Config{Examples: examples.FS, AgentsDir: ownAgents}, Log: log})
+	runner.Colleagues = colleagues(agents.Config{Examples: examples.FS, AgentsDir: ownAgents}, catalog, log)
 	// Each package registers its own workers; the root only names the parts.
 	register, periodic := queue.Wire(watch, exec, runner,
 		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},

@@ -71,6 +71,9 @@ type Runner struct {
 	// that decided nothing is settled there).
 	// The last words are read only when asked for.
 	Finished func(ctx context.Context, m Meta, lastText func() string)
+	// Colleagues, when set, says in a paragraph of the system prompt whom agent a may hand a
+	// question to (agent.delegate, read from its delegates.json at each step); "" says nothing.
+	Colleagues func(a agents.Agent) string
 	// Asked, when set, hears every approval an unattended run waits on (a mission's, a
 	// reminder's, a watcher's): nobody follows such a run, so the owner must be told.
 	Asked func(ctx context.Context, m Meta, rec action.Record)
@@ -335,15 +338,27 @@ func (r *Runner) agent(m Meta) (agents.Agent, error) {
 	return a, nil
 }
 
-// system is the agent's system prompt: its persona, its skills, and the surface's facts.
-func system(a agents.Agent, surface string) string {
+// system is the agent's system prompt: its persona, its skills, whom it may delegate to
+// (colleagues, when it may), and the surface's facts.
+func system(a agents.Agent, surface, colleagues string) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(a.Persona))
 	for _, s := range a.Loaded {
 		b.WriteString("\n\n## Skill: " + s.Name + "\n\n" + strings.TrimSpace(s.Body))
 	}
+	if colleagues != "" {
+		b.WriteString("\n\n" + colleagues)
+	}
 	b.WriteString("\n\n" + surfaceFacts(surface))
 	return b.String()
+}
+
+// colleagues is the Colleagues paragraph for a, or "".
+func (r *Runner) colleagues(a agents.Agent) string {
+	if r.Colleagues == nil {
+		return ""
+	}
+	return r.Colleagues(a)
 }
 
 // tools are the model-facing tools of the agent's grant that the registry can run.
@@ -464,7 +479,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 	if err != nil {
 		return false, err
 	}
-	req := provider.Request{Model: m.Model, System: system(a, m.Surface), Messages: msgs,
+	req := provider.Request{Model: m.Model, System: system(a, m.Surface, r.colleagues(a)), Messages: msgs,
 		Limits: provider.Limits{Timeout: r.callTimeout()}}
 	if !st.asked { // after a question, the model may only finish it in text
 		req.Tools = r.tools(a)
