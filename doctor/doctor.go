@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"buddi/agents"
+	"buddi/backup"
 	"buddi/config"
 	"buddi/core/eventlog"
 	"buddi/core/events"
@@ -218,7 +219,13 @@ func Run(ctx context.Context, cfg config.Config, o Options) *Report {
 		counted = nil
 	}
 	if paused, since, err := queue.Paused(ctx, src.Pool); err == nil && paused {
-		r.ok("work", "paused by you since "+since.Local().Format("Jan 2 15:04")+": nothing runs until `buddi resume`.")
+		if list, err := backup.ReadChecklist(ctx, src.Pool); err == nil && list.Recovery != nil {
+			r.warn("recovery", fmt.Sprintf("restored from %s (taken %s): nothing unattended runs; %d approved %s wait to run, %d %s an unknown outcome.",
+				list.Recovery.Archive, list.Recovery.TakenAt.Local().Format("Jan 2 15:04"), len(list.Approved), plural(len(list.Approved), "action", "actions"),
+				len(list.Unknown), plural(len(list.Unknown), "effect has", "effects have")), "Go through the checklist of `buddi recovery`, then run `buddi resume`.")
+		} else {
+			r.ok("work", "paused by you since "+since.Local().Format("Jan 2 15:04")+": nothing runs until `buddi resume`.")
+		}
 	}
 	if len(counted) > 0 {
 		r.FailedJobs = failedJobs(ctx, src)
