@@ -181,13 +181,21 @@ func (e *Engine) Tick(ctx context.Context, s plugins.Source) (enqueued int, err 
 				panic(r)
 			}
 		}()
-		pctx, cancel := context.WithTimeout(ctx, orDefault(e.PollTimeout, PollTimeout))
+		limit := orDefault(e.PollTimeout, PollTimeout)
+		pctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
 		if s.Poll == nil {
 			err = errors.New("the source has no poll")
 			return
 		}
 		err = s.Poll(pctx, e.enqueuer(s, runID, &started))
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			err = fmt.Errorf("the poll was cut off: buddi stopped during it (%w)", err)
+		case errors.Is(pctx.Err(), context.DeadlineExceeded):
+			err = fmt.Errorf("the poll took longer than %v (%w)", limit, err)
+		}
 	}()
 	enqueued = int(started.Load())
 	if err != nil {

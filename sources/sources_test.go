@@ -355,3 +355,22 @@ func TestOfRefusesBrokenSources(t *testing.T) {
 		}
 	}
 }
+
+// A poll that outlives PollTimeout is cut off and fails with a sentence that says so.
+func TestSlowPollIsCutOff(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.engine.PollTimeout = 50 * time.Millisecond
+	slow := plugins.Source{ID: "lines.slow", Period: time.Hour, Poll: func(ctx context.Context, _ plugins.EnqueueRun) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	if _, err := b.engine.Tick(context.Background(), slow); err == nil {
+		t.Fatal("a poll cut off reported no error")
+	}
+	var sentence string
+	_ = b.pool.QueryRow(context.Background(), `SELECT error FROM core.source_runs WHERE source = 'lines.slow'`).Scan(&sentence)
+	if sentence != "the poll took longer than 50ms (context deadline exceeded)" {
+		t.Errorf("the sentence: %q", sentence)
+	}
+}
