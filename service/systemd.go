@@ -13,7 +13,11 @@ func SystemdUnit(s Spec) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("# buddi as a systemd user service, written by `buddi service install`.\n")
-	b.WriteString("# It holds no secret: buddi finds its vault key in its key file or the keychain.\n")
+	if s.EnvFile != "" {
+		b.WriteString("# It holds no secret: the vault key is in the EnvironmentFile (mode 0600), alone.\n")
+	} else {
+		b.WriteString("# It holds no secret: buddi finds its vault key in its key file or the keychain.\n")
+	}
 	b.WriteString("[Unit]\nDescription=buddi, a personal agent platform\n\n")
 	b.WriteString("[Service]\nType=simple\n")
 	fmt.Fprintf(&b, "ExecStart=%s serve\n", systemdQuote(s.Binary))

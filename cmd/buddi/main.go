@@ -27,6 +27,7 @@ type cli struct {
 	Init        initCmd        `cmd:"" help:"Set buddi up: the vault key, a model account, the agents on it, and a first answer."`
 	Serve       serveCmd       `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
 	DB          dbCmd          `cmd:"" name:"db" help:"Inspect and migrate the database."`
+	Service     serviceCmd     `cmd:"" help:"Run buddi as your own background service: install, uninstall, status."`
 	Doctor      doctorCmd      `cmd:"" help:"Check the installation and say what to do about each problem."`
 	Dashboard   dashboardCmd   `cmd:"" help:"Print the dashboard's address (off loopback: a single-use sign-in link)."`
 	Chat        chatCmd        `cmd:"" help:"Talk with an agent in the terminal, through the running buddi."`
