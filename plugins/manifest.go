@@ -31,7 +31,9 @@ type Manifest struct {
 	// Metrics are numbers a goal can watch.
 	Metrics []Metric
 	// Network has one line per host the plugin reaches and what it sends there
-	// ("api.github.com: repository names and issue text"). Shown at install; not enforced.
+	// ("api.github.com: repository names and issue text"). Shown at install; the host before
+	// each line's colon feeds the owner's network policy: an allowlist admits the plugin's
+	// tools only when each host is in networkAllowHosts.
 	Network []string
 	// Agents are agents the plugin proposes; installing writes none, the owner accepts one
 	// through platform.accept_plugin_agent.
