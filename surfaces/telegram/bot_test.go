@@ -39,6 +39,8 @@ type fixture struct {
 	convs    *conversation.Store
 	hub      *live.Hub
 	reusable map[string]bool // the tools that allow remember
+	// mode reads the agents' modes, for /agents; nil leaves them out.
+	mode     func(ctx context.Context, agent string) (string, error)
 	mu       sync.Mutex
 	runs     []string // runs the bot started
 	kept     []string // files kept as artifacts
@@ -89,6 +91,7 @@ func (f *fixture) bot() *telegram.Bot {
 			return rec, err
 		},
 		Reusable: func(tool string) bool { return f.reusable[tool] },
+		Mode:     f.mode,
 		Artifacts: func(_ context.Context, name, mediaType string, data []byte) (string, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
