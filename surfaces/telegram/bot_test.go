@@ -39,14 +39,14 @@ type fixture struct {
 	convs    *conversation.Store
 	hub      *live.Hub
 	reusable map[string]bool // the tools that allow remember
-	// mode reads the agents' modes, for /agents; nil leaves them out.
-	mode     func(ctx context.Context, agent string) (string, error)
 	mu       sync.Mutex
 	runs     []string // runs the bot started
 	kept     []string // files kept as artifacts
 	nextID   int64
 	cancel   context.CancelFunc
 	done     chan error
+	// mode reads the agents' modes, for /agents; nil leaves them out.
+	mode func(ctx context.Context, agent string) (string, error)
 }
 
 func newFixture(t testing.TB) *fixture {
