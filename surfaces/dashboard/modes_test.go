@@ -41,7 +41,7 @@ func TestAgentModeRoutes(t *testing.T) {
 	srv := dashboard.NewServer(dashboard.Deps{
 		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
 		Pool:   pool, Queue: run.JobQueue{Inserter: insert}, Seal: key,
-		Chat: &dashboard.Chat{Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }},
+		Chat:     &dashboard.Chat{Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) }},
 		Accounts: account.NewStore(pool, key), Vault: vault.NewMemory(nil), Probe: dashboard.AccountProbe{Transport: model.TransportConfig()},
 		Modes: modes,
 	})
