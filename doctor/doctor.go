@@ -151,7 +151,13 @@ func Run(ctx context.Context, cfg config.Config, o Options) *Report {
 		c := Check{Name: "database", Status: Fail, Sentence: err.Error()}
 		var noBin *pgcluster.NoBinariesError
 		var notInit *dbsource.NotInitialisedError
+		var version *pgcluster.VersionError
 		switch {
+		case errors.As(err, &version):
+			// The sentence says what to install, or to run buddi db upgrade.
+			c.Sentence = "the database was made by another PostgreSQL than the one installed."
+			c.Fix = version.Error()
+			r.ExitCode = ExitDoFirst
 		case errors.As(err, &notInit):
 			c.Sentence, c.Fix = "there is no database yet in "+cfg.Home+".", "Run `buddi serve` once to set it up."
 			r.ExitCode = ExitDoFirst

@@ -33,6 +33,10 @@ func TestOlderClusterGetsTheSentence(t *testing.T) {
 	want := "The database in " + dataDir + " was made by PostgreSQL 9, and only "
 	advice := "install postgresql-9 (apt-get install postgresql-9), or run `buddi db upgrade` to move it to " + newest + " (a backup is taken first)."
 
+	// doctor says the same, as the fix, not DATABASE_URL advice.
+	if code, stdout, _ := runBuddi(t, vars, time.Minute, "doctor"); code != doctor.ExitDoFirst || !strings.Contains(stdout, advice) || strings.Contains(stdout, "DATABASE_URL") {
+		t.Errorf("doctor: exit %d\n%s", code, stdout)
+	}
 	for _, args := range [][]string{{"db", "status"}, {"db", "migrate"}, {"serve"}} {
 		code, _, stderr := runBuddi(t, vars, time.Minute, args...)
 		if code != doctor.ExitDoFirst {
