@@ -31,8 +31,10 @@ type Config struct {
 	// PreviewPort is where the previews' listener tries first (it steps along when the port
 	// is taken). Default the dashboard's port + 1; environment BUDDI_PREVIEW_PORT.
 	PreviewPort int
-	// PGBinDir, when set, is the only directory searched for initdb and postgres.
-	// Default: /usr/lib/postgresql/<newest>/bin, then PATH. Environment BUDDI_PG_BINDIR.
+	// PGBinDir, when set, is the only directory searched for initdb and postgres (refused
+	// when it holds another major than the cluster's). Default: the installation of the
+	// cluster's PG_VERSION (Debian's /usr/lib/postgresql/N/bin, Homebrew's postgresql@N,
+	// pg_config --bindir, PATH), the newest for a new cluster. Environment BUDDI_PG_BINDIR.
 	PGBinDir string
 	// Tailnet turns the embedded tailnet node on for this run, whatever the saved setting
 	// (`buddi tailnet on`). Flag --tailnet of buddi serve.
