@@ -92,8 +92,9 @@ type DailyArgs struct{}
 // Kind names the job.
 func (DailyArgs) Kind() string { return "backup.daily" }
 
-// Daily is the daily backup as a queue part (queue.Wire): a periodic job every hour that takes
-// a backup when the newest in <home>/backups is older than Every, keeping the last Keep. It
+// Daily is the daily backup as a queue part (queue.Wire): a periodic job every hour (the first
+// an hour after start, so a start is not slowed by a dump) that takes a backup when the newest
+// in <home>/backups is older than Every, keeping the last Keep. It
 // runs in the queue, so a paused buddi (and one in recovery mode) takes none. Scheduled
 // archives are not encrypted: no passphrase is at hand unattended; they are 0600 in a 0700
 // directory of the home, and hold no secrets.
@@ -119,7 +120,7 @@ func (d Daily) Register(w *river.Workers) error {
 func (Daily) Periodic() []*river.PeriodicJob {
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour), func() (river.JobArgs, *river.InsertOpts) {
 		return DailyArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: time.Hour}}
-	}, &river.PeriodicJobOpts{RunOnStart: true})}
+	}, nil)}
 }
 
 type dailyWorker struct {
