@@ -48,6 +48,8 @@ type RunStartedPayload struct {
 	AskedIn string `json:"asked_in,omitempty"`
 	// AskedRun is the asking run, for a delegated run.
 	AskedRun string `json:"asked_run,omitempty"`
+	// Origin is the surface the first request on the way down came from, for a delegated run.
+	Origin string `json:"origin,omitempty"`
 }
 
 // RunStepPayload is one committed model step.

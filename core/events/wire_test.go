@@ -13,7 +13,7 @@ import (
 // doctor, tests, SQL over payload) know them. A name changes only with a migration of the
 // stored rows and every reader; this table is the check that none changed by accident.
 var wire = map[Kind]string{
-	RunStarted:    "run_id conversation_id agent account model wire surface interactive delegated_by depth chain asked_in asked_run",
+	RunStarted:    "run_id conversation_id agent account model wire surface interactive delegated_by depth chain asked_in asked_run origin",
 	RunStep:       "run_id stop_reason input_tokens output_tokens attempts delivered_input",
 	RunToolIntent: "run_id call_id tool",
 	RunSuspended:  "run_id action_id",

@@ -177,7 +177,7 @@ func (t *tool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Envelo
 		}
 	}
 
-	deleg := run.Delegation{By: asker.ID, Depth: depth + 1, Chain: append(append([]string{}, chain...), asker.ID), AskedIn: askedIn, AskedRun: call.RunID}
+	deleg := run.Delegation{By: asker.ID, Depth: depth + 1, Chain: append(append([]string{}, chain...), asker.ID), AskedIn: askedIn, AskedRun: call.RunID, Origin: call.Surface}
 	text := fmt.Sprintf("%s (%s) asks you this, in a conversation of your own: your last message is the answer it gets, so end with the whole answer. "+
 		"The owner is not in this conversation, but sees any approval you wait for.\n\n%s", asker.Handle, asker.Name, strings.TrimSpace(a.Question))
 	sent, err := r.Conversations.StartDetached(ctx, colleague.ID, text, r.StartDelegated(deleg), nil)

@@ -19,6 +19,7 @@ type Delegation struct {
 	Chain    []string `json:"chain"`     // every agent that asked on the way down, first asker first
 	AskedIn  string   `json:"asked_in"`  // the asking run's conversation
 	AskedRun string   `json:"asked_run"` // the asking run
+	Origin   string   `json:"origin"`    // the surface the first request came from (the asking call's Surface)
 }
 
 // pin copies the delegation into the run's Meta (nothing for a run nobody delegated).
@@ -26,7 +27,7 @@ func (d *Delegation) pin(m *Meta) {
 	if d == nil {
 		return
 	}
-	m.DelegatedBy, m.Depth, m.Chain, m.AskedIn, m.AskedRun = d.By, d.Depth, slices.Clone(d.Chain), d.AskedIn, d.AskedRun
+	m.DelegatedBy, m.Depth, m.Chain, m.AskedIn, m.AskedRun, m.Origin = d.By, d.Depth, slices.Clone(d.Chain), d.AskedIn, d.AskedRun, d.Origin
 }
 
 // StartDelegated enqueues a colleague's run asked through agent.delegate: it answers the

@@ -50,13 +50,15 @@ type effectTool struct {
 	spec plugins.Spec
 	runs atomic.Int64
 	text string
+	last atomic.Pointer[plugins.Call] // the last call executed
 }
 
 func (t *effectTool) Spec() plugins.Spec { return t.spec }
 func (t *effectTool) Describe(_ context.Context, call plugins.Call) (plugins.Envelope, error) {
 	return plugins.Envelope{Summary: "note " + string(call.Args), Effects: t.spec.Effects, Preview: "writes a note"}, nil
 }
-func (t *effectTool) Execute(context.Context, plugins.Call, *plugins.Envelope) (plugins.Result, error) {
+func (t *effectTool) Execute(_ context.Context, call plugins.Call, _ *plugins.Envelope) (plugins.Result, error) {
+	t.last.Store(&call)
 	n := t.runs.Add(1)
 	text := t.text
 	if text == "" {

@@ -550,3 +550,25 @@ func (h *harness) liveOf(conv, run, kind string) []live.Event {
 	})
 	return out
 }
+
+// A colleague's run asked on the way down from a buddi mcp request is judged as that request:
+// its calls carry the depth and the first request's surface (remote), and run.started keeps
+// the origin, so a run resumed after an approval is judged the same.
+func TestDelegatedCallsAreJudgedAsTheirOrigin(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic)
+	h.model.Script(pt.Tools(pt.ToolCall{ID: "toolu_1", Name: provider.WireToolName("test.count"), Args: `{"text":"x"}`}), pt.Text("Counted."))
+	deleg := run.Delegation{By: "boss", Depth: 1, Chain: []string{"boss"}, Origin: conversation.SurfaceMCP}
+	sent, err := h.convs.StartDetached(context.Background(), "tester", "Count once, please.", h.runner.StartDelegated(deleg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.await(events.RunFinished, sent.RunID)
+	call := h.auto.last.Load()
+	if call == nil || call.DelegationDepth != 1 || call.Surface != conversation.SurfaceMCP || !call.Remote {
+		t.Fatalf("the delegated call: %+v; want depth 1, surface mcp, remote", call)
+	}
+	m, found, err := run.ReadMeta(context.Background(), h.pool, sent.RunID)
+	if err != nil || !found || m.Origin != conversation.SurfaceMCP || m.Depth != 1 {
+		t.Fatalf("run.started: %+v (found %v, %v)", m, found, err)
+	}
+}

@@ -112,6 +112,10 @@ type Meta struct {
 	AskedIn string `json:"asked_in,omitempty"`
 	// AskedRun is the asking run, for a delegated run.
 	AskedRun string `json:"asked_run,omitempty"`
+	// Origin is the surface the first request on the way down came from, for a delegated
+	// run: its calls are judged as that surface's (a Telegram or buddi mcp request handed on
+	// to a colleague stays clamped as a remote caller's).
+	Origin string `json:"origin,omitempty"`
 }
 
 func (r *Runner) log() *slog.Logger {
@@ -699,7 +703,11 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 	if m.Interactive && !Remote(m.Surface) && m.Depth == 0 { // a delegated run has no owner in it
 		call.Owner = &plugins.OwnerRequest{Surface: m.Surface, ExpiresAt: r.now().Add(15 * time.Minute)}
 	}
-	call.Remote, call.Surface = Remote(m.Surface), m.Surface
+	surface := m.Surface
+	if m.Depth > 0 {
+		surface = m.Origin // a colleague's calls are judged as the first request's surface
+	}
+	call.Remote, call.Surface = Remote(surface), surface
 	prop, err := r.Executor.Propose(ctx, call)
 	if err != nil {
 		return body, "", err
