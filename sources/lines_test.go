@@ -30,10 +30,6 @@ type lines struct {
 	panics atomic.Bool
 }
 
-func (l *lines) manifest() plugins.Manifest {
-	return plugins.Manifest{Name: "lines", Version: "0.0.1", Sources: []plugins.Source{l.source()}}
-}
-
 func (l *lines) source() plugins.Source {
 	return plugins.Source{ID: "lines.inbox", Description: "new lines of inbox.txt", Period: time.Hour, Poll: l.poll}
 }
