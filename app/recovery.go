@@ -17,12 +17,21 @@ import (
 // announceRecovery tells the log, at start, that this buddi was restored and holds its work
 // (the pause that recovery is: queue.HoldIfPaused keeps the queues paused, sentinels and
 // sources are never due), with what the owner's checklist holds.
+//
+// It is only a word to the log: a database that cannot answer it now (it is restarting) does
+// not stop buddi, whose pause holds the work either way.
 func announceRecovery(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	list, err := backup.ReadChecklist(ctx, pool)
-	if err != nil {
-		return err
+	r, err := backup.InRecovery(ctx, pool)
+	if err != nil || r == nil {
+		if err != nil {
+			log.Warn("whether buddi is in recovery mode could not be read; `buddi recovery` says", "service", "recovery", "err", err)
+		}
+		return nil
 	}
-	if list.Recovery == nil {
+	list, err := backup.ReadChecklist(ctx, pool)
+	if err != nil || list.Recovery == nil {
+		log.Warn(fmt.Sprintf("buddi was restored from a backup (%s) and is in recovery mode: nothing unattended runs. Run `buddi recovery` for the checklist, then `buddi resume`.", r.Archive),
+			"service", "recovery", "err", err)
 		return nil
 	}
 	log.Warn(fmt.Sprintf("buddi was restored from a backup (%s, taken %s) and is in recovery mode: nothing unattended runs; %d approved actions wait to run and %d effects have an unknown outcome. Run `buddi recovery` for the checklist, then `buddi resume`.",

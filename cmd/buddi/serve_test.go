@@ -22,7 +22,7 @@ import (
 
 var treePaths = []string{
 	"root", "root/postgres", "root/queue", "root/agents", "root/surfaces", "root/surfaces/dashboard", "root/surfaces/preview",
-	"root/conversations", "root/workspaces", "root/sentinels", "root/sentinels/developer.failing-tests",
+	"root/conversations", "root/workspaces", "root/sentinels", "root/sentinels/developer.failing-tests", "root/plugins",
 }
 
 func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {
@@ -182,6 +182,8 @@ func TestServeRestartsPostgresAndRecordsTheDecision(t *testing.T) {
 	home, port, vars := env(t)
 	s := startServe(t, home, port, vars)
 	s.health()
+	// Health answers before the start is done; the database is killed once buddi serves.
+	waitFor(t, "buddi serving", 60*time.Second, func() bool { return strings.Contains(s.log.String(), "buddi is serving") })
 	pid, _ := postmasterPid(home)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
