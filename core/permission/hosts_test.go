@@ -26,6 +26,12 @@ func TestAllowlistChecksDeclaredHosts(t *testing.T) {
 	if d := Evaluate(call(nil, nil), auto, s); d.Verdict != VerdictBlock {
 		t.Errorf("no hosts and no url: %v, want block", d)
 	}
+	// A url that is not a string is no url to pass over: the host cannot be checked.
+	for _, odd := range []any{[]any{"https://evil.example/"}, map[string]any{"href": "https://evil.example/"}, 42.0} {
+		if d := Evaluate(call([]string{"api.github.com"}, map[string]any{"url": odd}), auto, s); d.Verdict != VerdictBlock {
+			t.Errorf("a listed host with url %v: %v, want block", odd, d)
+		}
+	}
 	if d := Evaluate(call([]string{"not a host"}, nil), auto, s); d.Verdict != VerdictBlock {
 		t.Errorf("a host that cannot be read: %v, want block", d)
 	}

@@ -158,7 +158,7 @@ func checkNetwork(c Call, s Settings) (Decision, bool) {
 		}
 		raw, present := c.Args["url"]
 		str, isString := raw.(string)
-		if (!present || str == "") && len(c.Hosts) > 0 {
+		if (!present || (isString && str == "")) && len(c.Hosts) > 0 {
 			return Decision{}, true // the declared hosts are all it reaches, and each is listed
 		}
 		if !present || !isString || str == "" {
