@@ -1,7 +1,9 @@
 package backup
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +19,7 @@ import (
 const FormatVersion = 1
 
 // SecretsNote is the manifest's word on what is not in an archive.
-const SecretsNote = "no secrets: the vault, its key and seal.key stay where they are; without the original seal.key sealed rows (sessions, paired phones, standing permissions, decisions) no longer check"
+const SecretsNote = "no secrets: the vault, its key and seal.key stay where they are, and plugins.json keeps its env lines' names only (set their values again with buddi plugins add); without the original seal.key sealed rows (sessions, paired phones, standing permissions, decisions) no longer check"
 
 // Manifest describes an archive; it is its last member.
 type Manifest struct {
@@ -132,6 +134,12 @@ func Create(ctx context.Context, db Database, files Files, opts CreateOptions) (
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		if name == "plugins.json" { // its env lines may hold a plugin's keys: names only
+			if err := addPluginsRecord(aw, p); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := aw.addFile(name, p); err != nil {
 			return nil, err
 		}
@@ -196,4 +204,53 @@ func Prune(dir string, keep int) ([]string, error) {
 		names = names[1:]
 	}
 	return removed, nil
+}
+
+// addPluginsRecord adds plugins.json with every env line's value taken out ("KEY=" stays, so
+// the owner sees which to set again): a plugin's API key is often one of them, and a secret
+// is never in an archive. A record that is not JSON is left out rather than copied whole.
+func addPluginsRecord(aw *archiveWriter, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s for the backup: %w", path, err)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil
+	}
+	stripEnvValues(doc)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write plugins.json into the backup: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("read %s for the backup: %w", path, err)
+	}
+	return aw.add("plugins.json", int64(len(out)), fi.ModTime(), bytes.NewReader(out))
+}
+
+// stripEnvValues replaces each "KEY=VALUE" of every "env" list in v with "KEY=".
+func stripEnvValues(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			if list, ok := child.([]any); ok && k == "env" {
+				for i, line := range list {
+					if s, ok := line.(string); ok {
+						key, _, _ := strings.Cut(s, "=")
+						list[i] = key + "="
+					} else {
+						list[i] = ""
+					}
+				}
+				continue
+			}
+			stripEnvValues(child)
+		}
+	case []any:
+		for _, child := range x {
+			stripEnvValues(child)
+		}
+	}
 }
