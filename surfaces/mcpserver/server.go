@@ -56,6 +56,10 @@ type Caller struct {
 	Token string
 	// ReadOnly limits the caller to the read tools.
 	ReadOnly bool
+	// Owner is what the conversations ask_agent starts are recorded under: the token's keyed
+	// hash ("token:…"), so a new token that takes a revoked one's name holds none of them;
+	// empty for the command line's.
+	Owner string
 }
 
 // String names the caller in logs and in the SDK's session checks.
@@ -111,7 +115,7 @@ func Handler(d Deps) http.Handler {
 			if !found {
 				return nil, auth.ErrInvalidToken
 			}
-			c = Caller{Token: tk.Name, ReadOnly: tk.ReadOnly}
+			c = Caller{Token: tk.Name, ReadOnly: tk.ReadOnly, Owner: "token:" + tk.Hash}
 		}
 		return &auth.TokenInfo{UserID: c.String(), Expiration: time.Now().Add(time.Hour), Extra: map[string]any{callerKey: c}}, nil
 	}

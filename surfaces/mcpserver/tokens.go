@@ -37,6 +37,9 @@ type Token struct {
 	CreatedAt time.Time  `json:"created_at"`             // when it was created
 	LastUsed  *time.Time `json:"last_used_at,omitempty"` // its last accepted request (to the minute); nil if never
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`   // when it was revoked; nil while it works
+	// Hash is the token's keyed hash, set by Check: what names this token and no other, as a
+	// name taken again after a revoke does not.
+	Hash string `json:"-"`
 }
 
 // Tokens creates, lists, checks and revokes the API tokens of /mcp. Only a keyed hash of a
@@ -153,5 +156,6 @@ func (t Tokens) Check(ctx context.Context, token string) (tk Token, found bool, 
 		WHERE name = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, tk.Name); err != nil {
 		return Token{}, false, fmt.Errorf("note a token's use: %w", err)
 	}
+	tk.Hash = h
 	return tk, true, nil
 }

@@ -39,8 +39,9 @@ func TestTokens(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM core.mcp_tokens WHERE token_hash IN ($1, $2) OR seal IN ($1, $2)`, full, ro).Scan(&stored); err != nil || stored != 0 {
 		t.Fatalf("a token's value is stored: %d %v", stored, err)
 	}
-	if tk, found, err := tokens.Check(ctx, full); err != nil || !found || tk.Name != "laptop" || tk.ReadOnly {
-		t.Fatalf("check laptop: %+v %v %v", tk, found, err)
+	first, found, err := tokens.Check(ctx, full)
+	if err != nil || !found || first.Name != "laptop" || first.ReadOnly || first.Hash == "" {
+		t.Fatalf("check laptop: %+v %v %v", first, found, err)
 	}
 	if tk, found, err := tokens.Check(ctx, ro); err != nil || !found || !tk.ReadOnly {
 		t.Fatalf("check watcher: %+v %v %v", tk, found, err)
@@ -87,5 +88,10 @@ func TestTokens(t *testing.T) {
 	}
 	if _, found, _ := tokens.Check(ctx, full); found {
 		t.Fatal("the old token came back with its name")
+	}
+	// The new laptop is not the old one: what ask_agent records its conversations under
+	// (the keyed hash) differs, so it holds none of the old token's conversations.
+	if tk, found, err := tokens.Check(ctx, again); err != nil || !found || tk.Hash == first.Hash {
+		t.Fatalf("the new laptop's hash is the old one's (%v %v)", found, err)
 	}
 }

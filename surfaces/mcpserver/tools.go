@@ -194,7 +194,7 @@ func (t tools) askAgent(ctx context.Context, req *mcp.CallToolRequest, in askIn)
 // claim records, in the transaction that starts run runID, that its new conversation is c's.
 func (t tools) claim(ctx context.Context, tx pgx.Tx, c Caller, runID string) error {
 	tag, err := tx.Exec(ctx, `INSERT INTO core.mcp_conversations (conversation_id, caller)
-		SELECT id, $2 FROM core.conversations WHERE active_run = $1::uuid`, runID, c.Token)
+		SELECT id, $2 FROM core.conversations WHERE active_run = $1::uuid`, runID, c.Owner)
 	if err != nil {
 		return fmt.Errorf("record the caller's conversation: %w", err)
 	}
@@ -212,7 +212,7 @@ func (t tools) own(ctx context.Context, c Caller, id string) (conversation.Conve
 	}
 	var caller string
 	err := t.d.Pool.QueryRow(ctx, `SELECT caller FROM core.mcp_conversations WHERE conversation_id = $1`, id).Scan(&caller)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && caller != c.Token) {
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && caller != c.Owner) {
 		return conversation.Conversation{}, notYours
 	}
 	if err != nil {
