@@ -25,27 +25,37 @@ type awaitingKey struct {
 
 var _ Vault = (*awaitingKey)(nil)
 
-// current is the vault to use now: the open one once the key is found.
+// current is the vault to use now: the open one once the key is found and opens the vault.
+// The look for the key (which may ask the OS keychain) runs outside the lock, so uses of the
+// vault meanwhile answer at once, locked.
 func (a *awaitingKey) current() Vault {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.opened || time.Since(a.tried) < rekeyEvery {
-		return a.inner
+		v := a.inner
+		a.mu.Unlock()
+		return v
 	}
 	a.tried = time.Now()
+	locked := a.inner
+	a.mu.Unlock()
+
 	key, err := ResolveKey(a.o)
 	if err != nil || key.Source == KeyNowhere {
-		return a.inner
+		return locked
 	}
 	v, _, err := OpenWithKey(a.path, a.o)
 	if err != nil {
-		return a.inner
+		return locked
 	}
-	if _, still := v.(*awaitingKey); still {
-		return a.inner
+	if _, still := v.(*awaitingKey); still || v.Check() != nil {
+		return locked // a key that does not open the vault is not taken
 	}
-	a.inner, a.opened = v, true
-	return v
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.opened {
+		a.inner, a.opened = v, true
+	}
+	return a.inner
 }
 
 // Set stores value in the current vault.
