@@ -18,6 +18,7 @@ import (
 
 	"buddi/actors"
 	"buddi/agents"
+	"buddi/backup"
 	"buddi/config"
 	"buddi/core/artifact"
 	"buddi/core/conversation"
@@ -327,8 +328,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	services.Telegram = w.telegram()
 	services.Tailnet = w.tailnet()
-	// Each installed plugin's server runs under root/plugins, before the queue hands out work.
-	if _, err := installed.Start(sys, tree.Root); err != nil {
+	// Each installed plugin's server runs under root/plugins, before the queue hands out work;
+	// not in recovery mode, where plugins.json came from an archive: its commands run only
+	// once the owner has been through the checklist (buddi resume, then a restart).
+	if held, err := backup.InRecovery(ctx, src.Pool); err != nil || held != nil {
+		if len(installed.Manifests()) > 0 {
+			log.Warn("buddi is in recovery mode (or could not tell), so the installed plugins' servers are not started: their tools refuse until `buddi resume` and a restart", "err", err)
+		}
+	} else if _, err := installed.Start(sys, tree.Root); err != nil {
 		return err
 	}
 	if err := tree.Start(services); err != nil {

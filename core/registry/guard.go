@@ -35,12 +35,18 @@ func (g guarded[T]) cause() error {
 	return g.err
 }
 
+// finishGrace is how long guard waits, once the context has ended, for an answer that was
+// already on its way.
+const finishGrace = 100 * time.Millisecond
+
 // guard runs fn in its own goroutine with a context that ends after timeout, and returns when
 // fn returns or the context ends, whichever is first. A panic in fn is recovered and reported.
 //
-// When the context ends first, guard returns at once and abandons the goroutine: Go cannot
-// stop it, so a tool that ignores its ctx keeps running until it returns by itself, and
-// whatever it does meanwhile is unknown. Its eventual answer is dropped.
+// When the context ends first, guard waits finishGrace for an answer that was on its way (a
+// tool that returned just as its context ended, its deferred work still running), then
+// abandons the goroutine: Go cannot stop it, so a tool that ignores its ctx keeps running
+// until it returns by itself, and whatever it does meanwhile is unknown. Its eventual answer
+// is dropped.
 func guard[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error)) guarded[T] {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -69,7 +75,7 @@ func guard[T any](ctx context.Context, timeout time.Duration, fn func(context.Co
 		select {
 		case g := <-done: // it finished at the same moment: take its answer
 			return g
-		default:
+		case <-time.After(finishGrace):
 		}
 		cause := context.Cause(ctx)
 		if cause == nil {
