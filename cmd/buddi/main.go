@@ -35,7 +35,7 @@ type cli struct {
 	Approvals   approvalsCmd   `cmd:"" help:"List, show, approve and reject actions that wait for you."`
 	Missions    missionsCmd    `cmd:"" help:"Scheduled work: list, add, run now, switch on and off, see occurrences."`
 	Reminders   remindersCmd   `cmd:"" help:"The agents' reminders: list them (and the limits), cancel one."`
-	Pause       pauseCmd       `cmd:"" help:"Stop all work (jobs, missions, sentinels) until buddi resume."`
+	Pause       pauseCmd       `cmd:"" help:"Stop all work (jobs, missions, sentinels, sources) until buddi resume."`
 	Resume      resumeCmd      `cmd:"" help:"Start all work again after buddi pause (and leave recovery mode after a restore)."`
 	Backup      backupCmd      `cmd:"" help:"Back up, verify and restore buddi (never its secrets); switch the daily backup."`
 	Recovery    recoveryCmd    `cmd:"" help:"After a restore: the checklist to go through before buddi resume."`
