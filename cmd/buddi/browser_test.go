@@ -36,7 +36,7 @@ func browser(t *testing.T) context.Context {
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil { // starts the browser
 		t.Fatalf("start Chromium: %v", err)
 	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute) // the whole test's browser work, on a loaded machine too
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	return ctx
 }

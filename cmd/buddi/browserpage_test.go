@@ -54,9 +54,14 @@ func (p *page) poll(what, js string) {
 }
 
 // click clicks the first element sel matches.
+//
+// The element is found and clicked in one turn of the page (waiting, 45 s at most, until
+// there is one): a live redraw between finding a node and clicking it would leave the click
+// on a node that is gone.
 func (p *page) click(sel string) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true })()`, sel)
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(45*time.Second))); err != nil {
 		p.t.Fatalf("click %s: %v\npage:\n%s", sel, err, p.text())
 	}
 }
