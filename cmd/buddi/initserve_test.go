@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/internal/timezone"
 	pt "buddi/runtime/providertest"
@@ -21,19 +22,14 @@ func TestInitAsksTheRunningServer(t *testing.T) {
 	t.Parallel()
 	model, home, port, vars, _ := initEnv(t, "DATABASE_URL="+pgtest.DSN(t))
 	s := startServe(t, home, port, vars)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	var first health.Report
+	waitFor(t, "serve answering", 90*time.Second, func() bool {
 		r, err := s.fetchHealth()
-		if err == nil {
-			if r.Vault == nil || r.Vault.Open {
-				t.Fatalf("a buddi started with no key anywhere has an open vault: %+v", r.Vault)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer: %v\n%s", err, s.log.String())
-		}
-		time.Sleep(200 * time.Millisecond)
+		first = r
+		return err == nil
+	})
+	if first.Vault == nil || first.Vault.Open {
+		t.Fatalf("a buddi started with no key anywhere has an open vault: %+v", first.Vault)
 	}
 	model.Script(pt.Text("OK"), pt.Text("Hello, I am buddi,", " at your service."))
 	start := time.Now()
