@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -156,12 +157,7 @@ func (c serviceInstallCmd) Run(env *runEnv) error {
 		for _, n := range notes {
 			fmt.Fprintln(env.stdout, n)
 		}
-		if len(res.ToRun) > 0 {
-			fmt.Fprintln(env.stdout, "To start it, run:")
-			for _, r := range res.ToRun {
-				fmt.Fprintln(env.stdout, "  "+r)
-			}
-		}
+		printToRun(env.stdout, "To start it, run:", res.ToRun)
 	}
 	if ierr != nil {
 		return fmt.Errorf("the unit is written, but the service manager was not told: %w", ierr)
@@ -204,12 +200,7 @@ func (c serviceUninstallCmd) Run(env *runEnv) error {
 		if res.EnvFile != "" {
 			fmt.Fprintln(env.stdout, "removed", res.EnvFile)
 		}
-		if len(res.ToRun) > 0 {
-			fmt.Fprintln(env.stdout, "To stop what is still running, run:")
-			for _, r := range res.ToRun {
-				fmt.Fprintln(env.stdout, "  "+r)
-			}
-		}
+		printToRun(env.stdout, "To stop what is still running, run:", res.ToRun)
 	}
 	if err != nil {
 		return fmt.Errorf("the service could not be stopped, so its unit is kept: %w", err)
@@ -278,4 +269,16 @@ func (c serviceStatusCmd) Run(env *runEnv) error {
 		return &exitError{code: doctor.ExitProblem, err: fmt.Errorf("the service is installed but not running (%s): see %s", st.Active, logs)}
 	}
 	return nil
+}
+
+// printToRun prints the commands the owner runs by hand (no service manager answered) under
+// heading; nothing when there are none.
+func printToRun(w io.Writer, heading string, cmds []string) {
+	if len(cmds) == 0 {
+		return
+	}
+	fmt.Fprintln(w, heading)
+	for _, c := range cmds {
+		fmt.Fprintln(w, "  "+c)
+	}
 }
