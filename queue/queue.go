@@ -20,7 +20,7 @@ import (
 
 // Options configure the client. The zero value of each field works.
 type Options struct {
-	// Log receives River's lines, tagged service=queue.
+	// Log receives River's lines, tagged service=queue; River's info lines come at debug.
 	Log *slog.Logger
 	// MaxWorkers bounds concurrent jobs on the default queue. Default 10.
 	MaxWorkers int
@@ -93,7 +93,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Schema:       migrations.RiverSchema,
-		Logger:       log,
+		Logger:       slog.New(quieter{log.Handler()}),
 		Queues:       queues,
 		Workers:      workers,
 		PeriodicJobs: opts.Periodic,
