@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"buddi/migrations"
 )
@@ -32,6 +33,8 @@ type Options struct {
 	// Queues are more queues to work, by name, with their most concurrent jobs (runs work on
 	// their own queue, so a burst of conversations never starves the approvals' executions).
 	Queues map[string]int
+	// Plugins wrap every job a worker takes (buddi's metrics, and traces when configured).
+	Plugins []rivertype.Plugin
 	// RescueAfter is how long a running job may go without finishing before River takes its
 	// worker for dead and runs it again. Default 45 minutes; tests shorten it.
 	RescueAfter time.Duration
@@ -97,6 +100,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 		Queues:       queues,
 		Workers:      workers,
 		PeriodicJobs: opts.Periodic,
+		Plugins:      opts.Plugins,
 		// A job's lease: a worker that died is rescued after this long. Each kind sets its own
 		// Timeout shorter than this (the longest, an approved action's execution, is 40 min).
 		RescueStuckJobsAfter: opts.RescueAfter,
