@@ -142,6 +142,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return err
 	}
 	if !c.Initialized() {
+		c.log.Info("creating the database (first start, takes a few seconds)…", "dir", c.DataDir())
 		if err := c.initdb(ctx, ownerPW); err != nil {
 			return err
 		}
@@ -267,7 +268,7 @@ const initPwfile = ".initdb-password"
 // initdb makes the cluster with password authentication from the start: the owner's
 // verifier set by initdb, then pg_hba.conf replaced by hbaConf.
 func (c *Cluster) initdb(ctx context.Context, ownerPW string) error {
-	c.log.Info("initialising database cluster", "dir", c.DataDir())
+	c.log.Debug("initdb", "dir", c.DataDir())
 	verifier, err := newScramVerifier(ownerPW)
 	if err != nil {
 		return err
@@ -376,7 +377,8 @@ func (c *Cluster) spawn(ctx context.Context, ownerPW string) error {
 		c.mu.Unlock()
 		close(done)
 	}()
-	c.log.Info("postgres started", "pid", cmd.Process.Pid, "socket", c.SocketDir())
+	// Every command that opens the database starts and stops postgres: not news for its owner.
+	c.log.Debug("postgres started", "pid", cmd.Process.Pid, "socket", c.SocketDir())
 	if err := c.awaitReady(ctx, done, ownerPW); err != nil {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -448,7 +450,7 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	_ = syscall.Kill(pid, syscall.SIGINT)
 	select {
 	case <-done:
-		c.log.Info("postgres stopped", "pid", pid)
+		c.log.Debug("postgres stopped", "pid", pid)
 		return nil
 	case <-ctx.Done():
 	}
