@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"buddi/internal/logfile"
 	"buddi/migrations"
 )
 
@@ -96,7 +97,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Schema:       migrations.RiverSchema,
-		Logger:       slog.New(quieter{log.Handler()}),
+		Logger:       slog.New(logfile.Demote(log.Handler())),
 		Queues:       queues,
 		Workers:      workers,
 		PeriodicJobs: opts.Periodic,
