@@ -40,8 +40,8 @@ func newChatClient() (*chatClient, error) {
 // dialServer returns a client of the buddi serving for cfg, checked with one call.
 func dialServer(cfg config.Config) (*chatClient, error) {
 	token, err := webauth.ReadCLIToken(cfg.Home)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, &exitError{code: 3, err: fmt.Errorf("buddi has not been started with BUDDI_HOME=%s yet: start it with `buddi serve`", cfg.Home)}
+	if errors.Is(err, os.ErrNotExist) { // never started with this home
+		return nil, notRunning()
 	}
 	if err != nil {
 		return nil, &exitError{code: 1, err: err}
@@ -54,7 +54,7 @@ func dialServer(cfg config.Config) (*chatClient, error) {
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, &exitError{code: 3, err: fmt.Errorf("buddi is not running at %s: start it with `buddi serve`", cfg.WebAddr())}
+		return nil, notRunning()
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {

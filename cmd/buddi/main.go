@@ -22,7 +22,8 @@ import (
 
 // cli is the whole command line.
 type cli struct {
-	LogLevel string `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Least severe log lines to print (${enum})."`
+	LogLevel    string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Least severe log lines to print (${enum})."`
+	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print the version."`
 
 	Init        initCmd        `cmd:"" help:"Set buddi up: the vault key, a model account, the agents on it, and a first answer."`
 	Serve       serveCmd       `cmd:"" help:"Run buddi: its database, queue, actors and the dashboard on 127.0.0.1:4317."`
@@ -54,6 +55,9 @@ type cli struct {
 	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up, idle memory and idle transactions."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
+	Completion  completionCmd  `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
+	Help        helpCmd        `cmd:"" help:"Show every command, grouped, or one command's flags and subcommands."`
+	Complete    completeCmd    `cmd:"" name:"__complete" hidden:"" passthrough:"" help:"The completion scripts' helper."`
 }
 
 // runEnv is what every command's Run receives.
@@ -83,6 +87,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return printSummary(stdout)
+	}
 	var c cli
 	exit := -1
 	parser, err := kong.New(&c,
@@ -91,6 +98,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		kong.UsageOnError(),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
+		kong.Vars{"version": "buddi " + version.Version},
+		kong.ConfigureHelp(helpOptions),
+		kong.PostBuild(groupCommands),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "buddi:", err)
@@ -101,12 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exit
 	}
 	if err != nil {
-		parser.Errorf("%s", err)
-		var pe *kong.ParseError
-		if errors.As(err, &pe) {
-			_ = pe.Context.PrintUsage(true)
-		}
-		return doctor.ExitUsage
+		return usageError(parser, err, stderr)
 	}
 	env := &runEnv{stdout: stdout, stderr: stderr, log: newLogger(stderr, c.LogLevel)}
 	ctx, stop := signalContext()

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"buddi/surfaces/mcpserver"
-	"buddi/surfaces/webauth"
 )
 
 type mcpCmd struct{}
@@ -20,18 +17,11 @@ func (mcpCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	token, err := webauth.ReadCLIToken(cfg.Home)
-	if errors.Is(err, os.ErrNotExist) {
-		return &exitError{code: 3, err: fmt.Errorf("buddi has not been started with BUDDI_HOME=%s yet: start it with `buddi serve`", cfg.Home)}
-	}
+	cl, err := dialServer(cfg) // says so in one sentence when buddi is not running
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		return err
 	}
-	if err := webauth.CheckListener(cfg.WebAddr()); err != nil {
-		return &exitError{code: 1, err: err}
-	}
-	endpoint := "http://" + cfg.WebAddr() + "/mcp"
-	if err := mcpserver.Bridge(env.ctx, endpoint, token, os.Stdin, os.Stdout, env.log); err != nil && env.ctx.Err() == nil {
+	if err := mcpserver.Bridge(env.ctx, cl.base+"/mcp", cl.token, os.Stdin, os.Stdout, env.log); err != nil && env.ctx.Err() == nil {
 		return &exitError{code: 3, err: err}
 	}
 	return nil
