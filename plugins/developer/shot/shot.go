@@ -1,5 +1,5 @@
-// Package shot takes screenshots of a page in headless Chromium through chromedp, for
-// developer.screenshot. Each screenshot starts its own browser with a throwaway profile and
+// Package shot takes screenshots of a page in headless Chromium, driven through its DevTools
+// pipe (package devtools), for developer.screenshot. Each screenshot starts its own browser with a throwaway profile and
 // ends it: nothing of one page reaches the next.
 //
 // The browser runs in an OS box (package sandbox), since the page is the agent's code and a
@@ -37,8 +37,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
+	"buddi/internal/devtools"
 	"buddi/sandbox"
 )
 
@@ -127,95 +126,109 @@ func (c Chromium) Screenshot(ctx context.Context, p Page) (Shot, error) {
 	if err := box.Validate(); err != nil {
 		return Shot{}, fmt.Errorf("the browser's box: %w", err)
 	}
-	sandboxFlag := chromedp.NoSandbox
-	if own {
-		sandboxFlag = chromedp.Flag("no-sandbox", false)
-	}
-	var (
-		mu       sync.Mutex
-		prepared *sandbox.Prepared
-		prepErr  error
-	)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), sandboxFlag,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(profile), chromedp.WindowSize(p.Width, p.Height),
-		chromedp.ProxyServer("http://"+gate.addr()),
-		// Loopback goes through the proxy too (Chromium exempts it by default), and so does
-		// every other host; WebRTC sends nothing the proxy does not carry.
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
-		chromedp.Flag("force-webrtc-ip-handling-policy", true),
-		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
-		chromedp.Flag("disable-quic", true),
-		// Nothing of the browser's own to fetch, which the proxy would only refuse.
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("no-pings", true),
-		// Nothing of buddi's environment: the box's launcher gets the launch alone, and the
-		// browser the environment below.
-		chromedp.NoInheritEnv,
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			cmd.Dir = profile
-			cmd.Env = browserEnv(profile)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-			pr, err := sandbox.Prepare(cmd, box) // on an error, cmd refuses to start
-			mu.Lock()
-			prepared, prepErr = pr, err
-			mu.Unlock()
-		}))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
 	var launched *sandbox.Launched
 	defer func() {
-		cancelAlloc() // the browser has exited when it returns
 		if launched != nil {
 			launched.Finish()
 		}
 	}()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	// The first action starts the browser; then its box says whether it ran in one.
-	started := chromedp.Do(bctx)
-	mu.Lock()
-	pr, perr := prepared, prepErr
-	mu.Unlock()
-	switch {
-	case perr != nil:
-		return Shot{}, fmt.Errorf("the browser was not started: its box could not be made: %w", perr)
-	case pr == nil:
-		if started == nil {
-			started = errors.New("the browser was never started")
+	cmd := &exec.Cmd{Path: path, Args: append(append([]string{path}, browserFlags(own, profile, p, gate.addr())...), "about:blank"),
+		Dir: profile, Env: browserEnv(profile),
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
+	// The browser starts in its box, or not at all: a box that cannot be made is an error
+	// before anything runs.
+	b, err := devtools.Start(cmd, func(cmd *exec.Cmd) error {
+		pr, err := sandbox.Prepare(cmd, box) // on an error, cmd refuses to start
+		if err != nil {
+			return fmt.Errorf("the browser was not started: its box could not be made: %w", err)
 		}
-		return Shot{}, fmt.Errorf("start the browser: %w", started)
-	}
-	launched, err = pr.Started()
+		if err := cmd.Start(); err != nil {
+			_, _ = pr.Started() // releases what Prepare held
+			return fmt.Errorf("start the browser: %w", err)
+		}
+		if launched, err = pr.Started(); err != nil {
+			return fmt.Errorf("the browser was not started: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return Shot{}, fmt.Errorf("the browser was not started: %w", err)
+		return Shot{}, err
 	}
-	if started != nil {
-		return Shot{}, fmt.Errorf("start the browser: %w", started)
+	defer b.Close() // the browser has exited when it returns
+	page, err := b.NewPage(ctx)
+	if err != nil {
+		return Shot{}, fmt.Errorf("start the browser: %w", err)
 	}
 	origin := "http://" + p.Addr
 	url := origin + p.Path
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(p.Width), int64(p.Height)), chromedp.Navigate(url)); err != nil {
+	if err := page.SetViewport(ctx, p.Width, p.Height); err != nil {
+		return Shot{Refused: gate.refusals()}, fmt.Errorf("load %s: %w", url, err)
+	}
+	if err := page.Navigate(ctx, url); err != nil {
 		return Shot{Refused: gate.refusals()}, fmt.Errorf("load %s: %w", url, err)
 	}
 	// Let the page's scripts draw.
-	settle, cancelSettle := context.WithTimeout(bctx, 2*time.Second)
-	_, _ = chromedp.Run(settle, chromedp.Poll[bool](`document.readyState === 'complete'`))
+	settle, cancelSettle := context.WithTimeout(ctx, 2*time.Second)
+	waitComplete(settle, page)
 	cancelSettle()
-	if err := onOrigin(bctx, origin); err != nil {
+	if err := onOrigin(ctx, page, origin); err != nil {
 		return Shot{Refused: gate.refusals()}, err
 	}
-	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	png, err := page.Screenshot(ctx)
 	if err != nil {
 		return Shot{Refused: gate.refusals()}, fmt.Errorf("screenshot %s: %w", url, err)
 	}
 	// A navigation that began as the picture was taken shows no other server's page (the
 	// proxy refused it), but the picture is not of the page asked for.
-	if err := onOrigin(bctx, origin); err != nil {
+	if err := onOrigin(ctx, page, origin); err != nil {
 		return Shot{Refused: gate.refusals()}, err
 	}
 	return Shot{PNG: png, Refused: gate.refusals(), ChromeSandbox: own}, nil
+}
+
+// browserFlags are the browser's flags: headless, quiet, in the throwaway profile, with a
+// window of the page's size, every connection through the proxy at proxy, and Chromium's
+// own sandbox on when own (off as root, where Chromium refuses it).
+func browserFlags(own bool, profile string, p Page, proxy string) []string {
+	flags := []string{
+		"--no-first-run", "--no-default-browser-check", "--headless", "--hide-scrollbars", "--mute-audio",
+		"--disable-background-networking", "--enable-features=NetworkService,NetworkServiceInProcess",
+		"--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows", "--disable-breakpad",
+		"--disable-client-side-phishing-detection", "--disable-default-apps", "--disable-dev-shm-usage",
+		"--disable-extensions", "--disable-features=Translate,BlinkGenPropertyTrees", "--disable-hang-monitor",
+		"--disable-ipc-flooding-protection", "--disable-popup-blocking", "--disable-prompt-on-repost",
+		"--disable-renderer-backgrounding", "--disable-sync", "--force-color-profile=srgb", "--metrics-recording-only",
+		"--safebrowsing-disable-auto-update", "--enable-automation", "--password-store=basic", "--use-mock-keychain",
+	}
+	if !own {
+		flags = append(flags, "--no-sandbox")
+	}
+	return append(flags, "--disable-gpu", "--enable-unsafe-swiftshader",
+		"--user-data-dir="+profile, fmt.Sprintf("--window-size=%d,%d", p.Width, p.Height),
+		"--proxy-server=http://"+proxy,
+		// Loopback goes through the proxy too (Chromium exempts it by default), and so does
+		// every other host; WebRTC sends nothing the proxy does not carry.
+		"--proxy-bypass-list=<-loopback>",
+		"--force-webrtc-ip-handling-policy", "--webrtc-ip-handling-policy=disable_non_proxied_udp", "--disable-quic",
+		// Nothing of the browser's own to fetch, which the proxy would only refuse.
+		"--disable-component-update", "--disable-domain-reliability", "--no-pings")
+}
+
+// waitComplete waits, until ctx ends, for the page's document to be complete.
+func waitComplete(ctx context.Context, page *devtools.Page) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var done bool
+		if err := page.Evaluate(ctx, `document.readyState === 'complete'`, &done); err == nil && done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // browserEnv is the browser's whole environment: its home, configuration and caches in the
@@ -228,9 +241,9 @@ func browserEnv(profile string) []string {
 }
 
 // onOrigin checks that the browser's page is still on origin.
-func onOrigin(ctx context.Context, origin string) error {
-	at, err := chromedp.Run(ctx, chromedp.Location())
-	if err != nil {
+func onOrigin(ctx context.Context, page *devtools.Page, origin string) error {
+	var at string
+	if err := page.Evaluate(ctx, `document.location.toString()`, &at); err != nil {
 		return fmt.Errorf("read the page's address: %w", err)
 	}
 	if at != origin && !strings.HasPrefix(at, origin+"/") {
