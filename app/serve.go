@@ -35,8 +35,11 @@ import (
 	"buddi/dbsource"
 	"buddi/examples"
 	"buddi/health"
+	"buddi/internal/logfile"
 	"buddi/internal/procenv"
 	"buddi/internal/timezone"
+	"buddi/migrations"
+	"buddi/pgcluster"
 	"buddi/plugins"
 	"buddi/plugins/developer"
 	"buddi/queue"
@@ -86,6 +89,25 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err := datadir.PrepareHome(cfg.Home); err != nil {
 		return err
 	}
+	// The log also goes to <home>/logs (JSON lines, rotated), under the redaction below like
+	// the terminal's: `buddi logs` reads it. Why serve ended is written there too (the
+	// terminal has it from main).
+	var scrub *redact.Live
+	if file, ferr := logfile.Open(logfile.Dir(cfg.Home), logfile.Options{}); ferr != nil {
+		log.Warn("the log file cannot be written; the log goes to the terminal only", "err", ferr)
+	} else {
+		defer file.Close()
+		log = slog.New(logfile.Tee(log.Handler(), file))
+		defer func() {
+			if err != nil && ctx.Err() == nil {
+				var h slog.Handler = slog.NewJSONHandler(file, nil)
+				if scrub != nil {
+					h = redact.NewHandler(h, scrub)
+				}
+				slog.New(h).Error("buddi stopped", "err", err)
+			}
+		}()
+	}
 	// The keys of the owner's credentials live in the data directory, never in the database:
 	// the seal over tickets, sessions and decisions (and, below, the command line's token).
 	sealKey, err := seal.Load(cfg.Home)
@@ -103,7 +125,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if _, err := procenv.Forget("BUDDI_VAULT_KEY"); err != nil {
 		log.Warn("BUDDI_VAULT_KEY is out of buddi's environment, but /proc still shows it", "err", err)
 	}
-	scrub := redact.NewLive(secrets)
+	scrub = redact.NewLive(secrets)
 	log = slog.New(redact.NewHandler(log.Handler(), scrub))
 	if err := scrub.Reload(); err != nil {
 		log.Warn("the vault is locked: secrets cannot be used until it opens", "err", err)
@@ -135,6 +157,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	defer previewListener.Close()
 
+	firstStart := cfg.Embedded() && !pgcluster.New(pgcluster.Options{Dir: cfg.ClusterDir()}).Initialized()
 	src, err := dbsource.Open(ctx, cfg, dbsource.Options{Serving: true, CreateIfMissing: true, Log: log})
 	if err != nil {
 		return err
@@ -212,8 +235,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		log.Warn("an installed plugin does not load; everything else does", "err", p)
 	}
 	manifests := append(ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log), installed.Manifests()...)
-	if _, err := src.Migrate(ctx, log, Schemas(manifests)...); err != nil {
+	if firstStart {
+		log.Info("applying migrations…")
+	}
+	// The migrations' own lines ("no migrations to run", one for each schema at every start)
+	// are debug; what was applied is said once.
+	applied, err := src.Migrate(ctx, slog.New(logfile.Demote(log.Handler())), Schemas(manifests)...)
+	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
+	}
+	if n := countApplied(applied); n > 0 {
+		log.Info("applied migrations", "count", n)
 	}
 
 	// The tailnet node starts early (it comes up in the background, and may wait for a login)
@@ -359,8 +391,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}); err != nil {
 		return fmt.Errorf("record %s: %w", events.BuddiStarted, err)
 	}
-	log.Info("buddi is serving", "listener", "http://"+h.listener, "database", src.Target, "startup", time.Since(started).Round(time.Millisecond))
-	announceSignIn(ctx, src.Pool, sealKey, cfg, log)
+	// The one line at info that says buddi is ready is announceSignIn's.
+	log.Debug("buddi is serving", "listener", "http://"+h.listener, "database", src.Target)
+	announceSignIn(ctx, src.Pool, sealKey, cfg, log.With("startup", time.Since(started).Round(time.Millisecond)))
 	if opts.Ready != nil {
 		opts.Ready(h.listener)
 	}
@@ -471,6 +504,15 @@ func refreshEvery(d time.Duration, fn func()) (stop func()) {
 		close(done)
 		<-finished
 	}
+}
+
+// countApplied is how many migrations one Migrate applied.
+func countApplied(applied []migrations.Applied) int {
+	n := 0
+	for _, a := range applied {
+		n += len(a.Versions)
+	}
+	return n
 }
 
 // SignInTTL is how long the sign-in link buddi serve prints at start stays usable.

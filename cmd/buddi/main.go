@@ -23,6 +23,7 @@ import (
 // cli is the whole command line.
 type cli struct {
 	LogLevel    string           `name:"log-level" enum:"debug,info,warn,error" default:"info" help:"Least severe log lines to print (${enum})."`
+	LogFormat   string           `name:"log-format" enum:"text,json" default:"text" help:"How log lines are printed: text or json (one JSON object a line). buddi serve's log file is always JSON."`
 	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print the version."`
 
 	Init        initCmd        `cmd:"" help:"Set buddi up: the vault key, a model account, the agents on it, and a first answer."`
@@ -54,6 +55,7 @@ type cli struct {
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
 	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up, idle memory and idle transactions."`
+	Logs        logsCmd        `cmd:"" help:"Print buddi serve's log (the file in $BUDDI_HOME/logs); -f follows it, --since 10m shows only the last 10 minutes."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
 	Completion  completionCmd  `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
 	Help        helpCmd        `cmd:"" help:"Show every command, grouped, or one command's flags and subcommands."`
@@ -113,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(parser, err, stderr)
 	}
-	env := &runEnv{stdout: stdout, stderr: stderr, log: newLogger(stderr, c.LogLevel)}
+	env := &runEnv{stdout: stdout, stderr: stderr, log: newFormatLogger(stderr, c.LogLevel, c.LogFormat)}
 	ctx, stop := signalContext()
 	defer stop()
 	env.ctx = ctx
@@ -143,9 +145,18 @@ func exitCodeOf(err error) int {
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
+	return newFormatLogger(w, level, "text")
+}
+
+// newFormatLogger logs at level and above, as text or as JSON lines (--log-format).
+func newFormatLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func loadConfig() (config.Config, error) {

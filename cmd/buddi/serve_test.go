@@ -183,7 +183,7 @@ func TestServeRestartsPostgresAndRecordsTheDecision(t *testing.T) {
 	s := startServe(t, home, port, vars)
 	s.health()
 	// Health answers before the start is done; the database is killed once buddi serves.
-	waitFor(t, "buddi serving", 60*time.Second, func() bool { return strings.Contains(s.log.String(), "buddi is serving") })
+	waitFor(t, "buddi serving", 60*time.Second, func() bool { return strings.Contains(s.log.String(), "buddi is ready at") })
 	pid, _ := postmasterPid(home)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
