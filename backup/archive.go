@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"filippo.io/age"
+
+	"buddi/internal/bytesize"
 )
 
 // ManifestName is the archive's last member: the manifest, which lists every other member.
@@ -231,7 +233,7 @@ func Unpack(p, passphrase, dir string, progress func(string)) (*Unpacked, error)
 			return nil, &CorruptError{Member: hdr.Name, Why: "appears twice"}
 		}
 		if hdr.Size > 64<<20 && progress != nil {
-			progress(fmt.Sprintf("reading %s (%s)", hdr.Name, humanBytes(hdr.Size)))
+			progress(fmt.Sprintf("reading %s (%s)", hdr.Name, bytesize.String(hdr.Size)))
 		}
 		m, err := writeMember(dest, tr)
 		if err != nil {
@@ -298,16 +300,4 @@ func writeMember(dest string, r io.Reader) (Member, error) {
 		return Member{}, err
 	}
 	return Member{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

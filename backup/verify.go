@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"buddi/internal/bytesize"
 	"buddi/pgcluster"
 )
 
@@ -106,7 +107,7 @@ func restoreAndCount(ctx context.Context, db Database, u *Unpacked, say func(str
 	if err != nil {
 		return nil, &CorruptError{Member: DumpName, Why: "is missing"}
 	}
-	say(fmt.Sprintf("restoring the database dump (%s)", humanBytes(fi.Size())))
+	say(fmt.Sprintf("restoring the database dump (%s)", bytesize.String(fi.Size())))
 	if err := db.restore(ctx, dump); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"buddi/datadir"
 	"buddi/dbsource"
 	"buddi/health"
+	"buddi/internal/bytesize"
 	"buddi/internal/timezone"
 	"buddi/migrations"
 	"buddi/pgcluster"
@@ -82,6 +83,8 @@ type Report struct {
 	Queue *queue.Stats `json:"queue,omitempty"`
 	// FailedJobs are the latest 50 jobs River discarded, newest first; only when there are any.
 	FailedJobs []FailedJob `json:"failed_jobs,omitempty"`
+	// Disk is the free space where the home is; nil when it was not measured.
+	Disk *health.Disk `json:"disk,omitempty"`
 	// Serving is the running buddi's health report; nil when none answers.
 	Serving *health.Report `json:"serving,omitempty"`
 	// Agents are the agents and whether each can answer, as the running buddi (else this
@@ -138,6 +141,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) *Report {
 	defer r.finish()
 
 	r.checkHome(cfg.Home, o.Fix)
+	r.checkDisk(cfg.Home)
 	r.checkListener(ctx, cfg)
 	if r.Serving != nil {
 		r.checkServerVault(r.Serving)
@@ -290,6 +294,31 @@ func (r *Report) checkHome(home string, fix bool) {
 	r.ok("data directory", fmt.Sprintf("%s (mode %04o).", home, mode))
 }
 
+// checkDisk says how much room is left where the home is: full fails (every write of
+// buddi's, and of its database when embedded, fails), nearly full warns.
+func (r *Report) checkDisk(home string) {
+	if _, err := os.Stat(home); err != nil {
+		return // checkHome has said what is wrong with it
+	}
+	d, err := health.DiskAt(home)
+	if err != nil {
+		r.warn("disk", err.Error()+".", "")
+		return
+	}
+	r.Disk = d
+	free := bytesize.String(d.FreeBytes)
+	switch d.State {
+	case health.DiskFull:
+		r.fail("disk", fmt.Sprintf("the disk that holds %s is full: %s free.", home, free),
+			"Free some space there: buddi cannot save anything (a message, an approval, a run) until then.")
+	case health.DiskLow:
+		r.warn("disk", fmt.Sprintf("the disk that holds %s is nearly full: %s free of %s.", home, free, bytesize.String(d.TotalBytes)),
+			"Free some space there before buddi's writes start to fail.")
+	default:
+		r.ok("disk", fmt.Sprintf("%s free of %s.", free, bytesize.String(d.TotalBytes)))
+	}
+}
+
 // ErrNotServing means nothing answers on the dashboard's address.
 var ErrNotServing = errors.New("buddi is not running")
 
@@ -326,7 +355,9 @@ func ask(ctx context.Context, cfg config.Config, path string, out any) error {
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("the buddi at %s refused this command line's token: run the command with the BUDDI_HOME that buddi serve uses", cfg.WebAddr())
 	}
-	if resp.StatusCode != http.StatusOK {
+	// /api/health answers 503 when buddi is degraded, with the report as its body.
+	degraded := resp.StatusCode == http.StatusServiceUnavailable && path == "/api/health"
+	if resp.StatusCode != http.StatusOK && !degraded {
 		var e struct{ Error string }
 		if json.NewDecoder(resp.Body).Decode(&e) == nil && e.Error != "" {
 			return fmt.Errorf("%s answers %s: %s", cfg.WebAddr(), resp.Status, e.Error)

@@ -11,7 +11,8 @@ import (
 
 // Report is the whole answer of /api/health.
 type Report struct {
-	// Status is "ok" when every part works, "degraded" otherwise.
+	// Status is "ok" when every part works, "degraded" otherwise (then /api/health answers
+	// 503 Service Unavailable, with this report as its body).
 	Status    string    `json:"status"`
 	Version   string    `json:"version"`    // the release the binary was built from
 	Pid       int       `json:"pid"`        // the serving process's id
@@ -26,8 +27,12 @@ type Report struct {
 	Tailnet       *Tailnet  `json:"tailnet,omitempty"`  // the tailnet node, when it is on
 	Vault         *Vault    `json:"vault,omitempty"`    // the vault as this buddi opened it
 	Recovery      string    `json:"recovery,omitempty"` // set in recovery mode after a restore: what holds and how to leave it
+	Disk          *Disk     `json:"disk,omitempty"`     // the free space where the home is; nil when it could not be measured
 	Problems      []string  `json:"problems,omitempty"` // one line each; empty when Status is "ok"
-	CheckedAt     time.Time `json:"checked_at"`         // when this report was made, in UTC
+	// Warnings are what works for now and needs the owner soon (a nearly full disk), one line
+	// each: they leave Status "ok".
+	Warnings  []string  `json:"warnings,omitempty"`
+	CheckedAt time.Time `json:"checked_at"` // when this report was made, in UTC
 }
 
 // Vault is the vault as the serving buddi opened it: the one its agents' keys are read from,

@@ -89,7 +89,9 @@ func (c *chatClient) do(method, path string, body, out any) error {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if resp.StatusCode >= 300 {
+	// /api/health answers 503 when buddi is degraded, with the report as its body.
+	degraded := resp.StatusCode == http.StatusServiceUnavailable && path == "/api/health"
+	if resp.StatusCode >= 300 && !degraded {
 		var e struct{ Error string }
 		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
 			return &exitError{code: 1, err: errors.New(e.Error)}

@@ -193,10 +193,13 @@ func (s *served) fetchHealth() (health.Report, error) {
 		return rep, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable { // 503: degraded, the report is the body
 		return rep, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	err = json.NewDecoder(resp.Body).Decode(&rep)
+	if err == nil && (resp.StatusCode == http.StatusOK) != (rep.Status == "ok") {
+		err = fmt.Errorf("status %d for a report that says %q", resp.StatusCode, rep.Status)
+	}
 	return rep, err
 }
 

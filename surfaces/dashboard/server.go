@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/executor"
@@ -270,14 +271,28 @@ func (s *Server) deadline(next http.Handler) http.Handler {
 // errTooSlow is the cause of a request that ran out of its time.
 var errTooSlow = errors.New("the database did not answer in time")
 
-// slow reports whether err is a request that ran out of its time, and answers it: 503, with
-// nothing changed (every write is one transaction, rolled back).
+// slow reports whether err is a failure the owner can act on, and answers it, with nothing
+// changed (every write is one transaction, rolled back): a request that ran out of its time
+// (503), or a disk too full to save anything (507).
 func slow(w http.ResponseWriter, r *http.Request, err error) bool {
+	if diskFull(err) {
+		writeError(w, http.StatusInsufficientStorage, "the disk that holds buddi's data is full, so nothing was saved: free some space there, then try again (`buddi doctor` says how much is left)")
+		return true
+	}
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(context.Cause(r.Context()), errTooSlow) {
 		return false
 	}
 	writeError(w, http.StatusServiceUnavailable, "the database did not answer in time, so nothing was changed: try again in a moment (`buddi doctor` checks it)")
 	return true
+}
+
+// diskFull reports whether err is a write that found no room: PostgreSQL's disk_full
+// (SQLSTATE 53100), or ENOSPC from a file of buddi's own.
+func diskFull(err error) bool {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "53100" {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
 }
 
 // Handler is the routes, for tests that serve them with httptest.
@@ -286,7 +301,12 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
-	writeJSON(w, http.StatusOK, s.deps.Health(ctx))
+	rep := s.deps.Health(ctx)
+	code := http.StatusOK
+	if rep.Status != "ok" { // a monitor reads the code: anything but ok is unavailable
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, rep)
 }
 
 // Serve answers requests on l until Shutdown; it returns nil after a shutdown.
