@@ -18,7 +18,7 @@ func (w *wired) mcpHandler() http.Handler {
 		Tokens: mcpserver.Tokens{Q: w.src.Pool, Key: w.seal}, CLIToken: w.cliToken, Pool: w.src.Pool,
 		Catalog: w.catalog, Conversations: w.convs, Live: w.hub, Log: w.log,
 		Available: func(ctx context.Context, agent string) (bool, string) {
-			p, err := run.Check(ctx, runner.Accounts, w.secrets, agent)
+			p, err := runner.Check(ctx, w.secrets, agent)
 			if err != nil {
 				return false, "its account could not be read"
 			}

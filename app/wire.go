@@ -93,7 +93,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 	return dashboard.Deps{Health: h.Report, Pool: src.Pool, Queue: run.JobQueue{Inserter: w.insert}, Presence: w.presence, Tools: w.reg, Log: log,
 		Addr: h.listener, Chat: &dashboard.Chat{Conversations: convs, Catalog: w.catalog, Live: w.hub,
 			Available: func(ctx context.Context, agent string) (bool, string) {
-				p, err := run.Check(ctx, runner.Accounts, w.secrets, agent)
+				p, err := runner.Check(ctx, w.secrets, agent)
 				if err != nil {
 					return false, "its account could not be read"
 				}

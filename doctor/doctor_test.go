@@ -66,8 +66,8 @@ func TestServerVault(t *testing.T) {
 
 func TestSplitProblem(t *testing.T) {
 	for _, tt := range []struct{ in, sentence, fix string }{
-		{"concierge has no model account yet: give it one with `buddi agents set concierge --account NAME --model MODEL`.",
-			"concierge has no model account yet", "Give it one with `buddi agents set concierge --account NAME --model MODEL`."},
+		{"@buddi has no model account yet: give it one with `buddi agents set @buddi --account NAME --model MODEL`.",
+			"@buddi has no model account yet", "Give it one with `buddi agents set @buddi --account NAME --model MODEL`."},
 		{"The vault is locked, so the model account's key cannot be read: start buddi with BUDDI_VAULT_KEY set.",
 			"The vault is locked, so the model account's key cannot be read", "Start buddi with BUDDI_VAULT_KEY set."},
 		{"its account could not be read", "its account could not be read", "Run `buddi agents list` and read buddi's log."},

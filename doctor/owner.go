@@ -208,7 +208,7 @@ func localAgents(ctx context.Context, cfg config.Config, src *dbsource.Source, o
 	var out []Agent
 	for _, a := range cat.All() {
 		ag := Agent{ID: a.ID, Handle: a.Handle, Default: a.Default, Available: true}
-		p, err := runtimerun.Check(ctx, store, secrets, a.ID)
+		p, err := runtimerun.Check(ctx, store, secrets, a)
 		switch {
 		case err != nil:
 			ag.Available, ag.Problem = false, "its account could not be read ("+err.Error()+"): run `buddi agents list`"

@@ -147,17 +147,23 @@ func (c accountsShowCmd) Run(env *runEnv) error {
 
 type accountsEnableCmd struct {
 	Name string `arg:"" help:"The account."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"name\",\"enabled\"}."`
 }
 
-func (c accountsEnableCmd) Run(env *runEnv) error { return setAccountEnabled(env, c.Name, true) }
+func (c accountsEnableCmd) Run(env *runEnv) error {
+	return setAccountEnabled(env, c.Name, true, c.JSON)
+}
 
 type accountsDisableCmd struct {
 	Name string `arg:"" help:"The account."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"name\",\"enabled\"}."`
 }
 
-func (c accountsDisableCmd) Run(env *runEnv) error { return setAccountEnabled(env, c.Name, false) }
+func (c accountsDisableCmd) Run(env *runEnv) error {
+	return setAccountEnabled(env, c.Name, false, c.JSON)
+}
 
-func setAccountEnabled(env *runEnv, name string, enable bool) error {
+func setAccountEnabled(env *runEnv, name string, enable, asJSON bool) error {
 	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
@@ -170,12 +176,12 @@ func setAccountEnabled(env *runEnv, name string, enable bool) error {
 	if enable {
 		state = "enabled"
 	}
-	fmt.Fprintf(env.stdout, "account %s %s\n", name, state)
-	return nil
+	return report(env, asJSON, acted(map[string]any{"name": name, "enabled": enable}), "account %s %s", name, state)
 }
 
 type accountsRemoveCmd struct {
 	Name string `arg:"" help:"The account."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"name\"}."`
 }
 
 func (c accountsRemoveCmd) Run(env *runEnv) error {
@@ -187,6 +193,5 @@ func (c accountsRemoveCmd) Run(env *runEnv) error {
 	if err := store.Remove(env.ctx, c.Name); err != nil {
 		return accountExit(err)
 	}
-	fmt.Fprintf(env.stdout, "account %s removed (the vault entry stays)\n", c.Name)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"name": c.Name}), "account %s removed (the vault entry stays)", c.Name)
 }

@@ -30,14 +30,26 @@ func TestAccountsCommands(t *testing.T) {
 	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "add", "work", "--wire", "openai", "--secret", "OPENAI_WORK"); code != 1 {
 		t.Errorf("a second account named work: exit %d, want 1", code)
 	}
-	if code, out, errOut := runBuddi(t, vars, time.Minute, "agents", "set", "@dev", "--account", "work", "--model", "gpt-5"); code != 0 || !strings.Contains(out, "developer runs on work") {
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "agents", "set", "@dev", "--account", "work", "--model", "gpt-5"); code != 0 || !strings.Contains(out, "@dev runs on work") {
 		t.Errorf("agents set: exit %d\n%s%s", code, out, errOut)
+	}
+	// The handle without its @ names the agent too; --json says both its id and handle.
+	code, out, errOut = runBuddi(t, vars, time.Minute, "agents", "set", "dev", "--account", "work", "--model", "gpt-5", "--json")
+	type assigned struct {
+		OK                         bool
+		ID, Handle, Account, Model string
+	}
+	var set assigned
+	if code != 0 || json.Unmarshal([]byte(out), &set) != nil || set != (assigned{true, "developer", "@dev", "work", "gpt-5"}) {
+		t.Errorf("agents set --json: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "accounts", "remove", "work"); code != 1 || !strings.Contains(errOut, "developer") {
 		t.Errorf("remove while in use: exit %d\n%s", code, errOut)
 	}
-	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "disable", "work"); code != 0 {
-		t.Errorf("disable: exit %d", code)
+	code, out, _ = runBuddi(t, vars, time.Minute, "accounts", "disable", "work", "--json")
+	var disabled map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &disabled) != nil || disabled["ok"] != true || disabled["name"] != "work" || disabled["enabled"] != false {
+		t.Errorf("disable --json: exit %d\n%s", code, out)
 	}
 	code, out, _ = runBuddi(t, vars, time.Minute, "accounts", "list", "--json")
 	var list []struct {
@@ -51,8 +63,29 @@ func TestAccountsCommands(t *testing.T) {
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "agents", "test", "@dev"); code != 3 || !strings.Contains(errOut, "buddi vault set OPENAI_WORK") {
 		t.Errorf("agents test without the secret: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := runBuddi(t, vars, time.Minute, "agents", "test", "@buddi"); code != 3 || !strings.Contains(errOut, "buddi agents set") {
+	// The hint names the agent as the owner knows it: its handle, never its id.
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "agents", "test", "@buddi"); code != 3 ||
+		!strings.Contains(errOut, "@buddi has no provider account") || !strings.Contains(errOut, "`buddi agents set @buddi --account") || strings.Contains(errOut, "concierge") {
 		t.Errorf("agents test with no account: exit %d\n%s", code, errOut)
+	}
+	// With the account enabled and its secret in the vault the probe runs; nothing answers
+	// at the account's address, and --json says so, exit 1.
+	if code, out, _ := runBuddi(t, vars, time.Minute, "accounts", "enable", "work", "--json"); code != 0 || !strings.Contains(out, `"enabled": true`) {
+		t.Errorf("enable --json: exit %d\n%s", code, out)
+	}
+	code, out, errOut = runWithInput(t, vars, "sk-test\n", "vault", "set", "OPENAI_WORK", "--json")
+	var stored map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &stored) != nil || stored["ok"] != true || stored["name"] != "OPENAI_WORK" || strings.Contains(out, "sk-test") {
+		t.Errorf("vault set --json: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runBuddi(t, vars, time.Minute, "agents", "test", "dev", "--json")
+	var tested struct {
+		OK                                   bool
+		Sentence, ID, Handle, Account, Model string
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &tested) != nil || tested.OK || tested.Sentence == "" ||
+		tested.ID != "developer" || tested.Handle != "@dev" || tested.Account != "work" || tested.Model != "gpt-5" {
+		t.Errorf("agents test --json with nothing at the address: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, _ := runBuddi(t, vars, time.Minute, "accounts", "show", "nope"); code != 1 {
 		t.Errorf("show unknown: exit %d, want 1", code)

@@ -25,13 +25,24 @@ type agentsCmd struct {
 
 type agentsTestCmd struct {
 	Agent string `arg:"" help:"The agent's handle (@dev) or id."`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"sentence\",\"id\",\"handle\",\"account\",\"model\"}."`
+}
+
+// agentTestJSON is what agents test --json prints.
+type agentTestJSON struct {
+	OK       bool   `json:"ok"`       // the model answered
+	Sentence string `json:"sentence"` // what the probe found, for the owner
+	agentRef
+	Account string `json:"account"`
+	Model   string `json:"model"`
 }
 
 func (c agentsTestCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
+	a, err := resolveAgent(c.Agent)
 	if err != nil {
 		return err
 	}
+	id := a.ID
 	store, src, err := openAccounts(env)
 	if err != nil {
 		return err
@@ -42,19 +53,20 @@ func (c agentsTestCmd) Run(env *runEnv) error {
 		return err
 	}
 	if !found && as.Refused != "" {
-		return &exitError{code: 3, err: fmt.Errorf("%s's account assignment is refused (%s): %s", id, as.Refused, account.FixAssignment(c.Agent))}
+		return &exitError{code: 3, err: fmt.Errorf("%s's account assignment is refused (%s): %s", a.Handle, as.Refused, account.FixAssignment(a.Handle))}
 	}
 	if !found {
-		return &exitError{code: 3, err: fmt.Errorf("%s has no provider account: give it one with `buddi agents set %s --account NAME --model MODEL`", id, c.Agent)}
+		return &exitError{code: 3, err: fmt.Errorf("%s has no provider account: give it one with `buddi agents set %s --account NAME --model MODEL`", a.Handle, a.Handle)}
 	}
+	out := agentTestJSON{agentRef: agentRef{ID: id, Handle: a.Handle}, Account: as.Account, Model: as.Model}
 	// A running buddi is asked: its vault and accounts are the ones the agent's runs use.
 	if status, server := serverAgents(); server != nil {
 		st, ok := status[id]
 		if !ok {
-			return &exitError{code: 1, err: fmt.Errorf("the running buddi has no agent %s: `buddi agents list` shows who there is", id)}
+			return &exitError{code: 1, err: fmt.Errorf("the running buddi has no agent %s: `buddi agents list` shows who there is", a.Handle)}
 		}
 		if !st.ok {
-			return &exitError{code: 3, err: fmt.Errorf("the running buddi cannot run %s: %s", c.Agent, st.sentence)}
+			return &exitError{code: 3, err: fmt.Errorf("the running buddi cannot run %s: %s", a.Handle, st.sentence)}
 		}
 		var res struct {
 			OK       bool   `json:"ok"`
@@ -63,13 +75,10 @@ func (c agentsTestCmd) Run(env *runEnv) error {
 		if err := server.do("POST", "/api/accounts/"+url.PathEscape(as.Account)+"/test", map[string]string{"model": as.Model}, &res); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, res.Sentence)
-		if !res.OK {
-			return &exitError{code: 1}
-		}
-		return nil
+		out.OK, out.Sentence = res.OK, res.Sentence
+		return agentTested(env, c.JSON, out)
 	}
-	a, err := store.Get(env.ctx, as.Account)
+	acc, err := store.Get(env.ctx, as.Account)
 	if err != nil {
 		return accountExit(err)
 	}
@@ -77,17 +86,24 @@ func (c agentsTestCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	secret, err := v.Get(a.SecretName)
+	secret, err := v.Get(acc.SecretName)
 	if err != nil {
-		return &exitError{code: 3, err: fmt.Errorf("the account %s needs the vault entry %s (%v): set it with `buddi vault set %s`", a.Name, a.SecretName, err, a.SecretName)}
+		return &exitError{code: 3, err: fmt.Errorf("the account %s needs the vault entry %s (%v): set it with `buddi vault set %s`", acc.Name, acc.SecretName, err, acc.SecretName)}
 	}
-	p, err := account.New(a, secret, transport.Config{})
+	p, err := account.New(acc, secret, transport.Config{})
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	sentence, ok := account.Probe(env.ctx, p, as.Model)
-	fmt.Fprintln(env.stdout, sentence)
-	if !ok {
+	out.Sentence, out.OK = account.Probe(env.ctx, p, as.Model)
+	return agentTested(env, c.JSON, out)
+}
+
+// agentTested prints a probe's outcome; a model that did not answer exits 1.
+func agentTested(env *runEnv, asJSON bool, out agentTestJSON) error {
+	if err := report(env, asJSON, out, "%s", out.Sentence); err != nil {
+		return err
+	}
+	if !out.OK {
 		return &exitError{code: 1}
 	}
 	return nil
@@ -97,10 +113,11 @@ type agentsSetCmd struct {
 	Agent   string `arg:"" help:"The agent's handle (@dev) or id."`
 	Account string `required:"" help:"The provider account (see buddi accounts)."`
 	Model   string `required:"" help:"The model id on that account's wire."`
+	JSON    bool   `name:"json" help:"Print JSON: {\"ok\",\"id\",\"handle\",\"account\",\"model\"}."`
 }
 
 func (c agentsSetCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
+	a, err := resolveAgent(c.Agent)
 	if err != nil {
 		return err
 	}
@@ -109,12 +126,12 @@ func (c agentsSetCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	as, err := store.Assign(env.ctx, id, c.Account, c.Model)
+	as, err := store.Assign(env.ctx, a.ID, c.Account, c.Model)
 	if err != nil {
 		return accountExit(err)
 	}
-	fmt.Fprintf(env.stdout, "%s runs on %s with %s from its next run\n", as.Agent, as.Account, as.Model)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"id": a.ID, "handle": a.Handle, "account": as.Account, "model": as.Model}),
+		"%s runs on %s with %s from its next run", a.Handle, as.Account, as.Model)
 }
 
 // loadCatalog loads the agents from the shipped examples and the owner's directories.
@@ -278,7 +295,7 @@ func agentStatus(env *runEnv, all []agents.Agent) map[string]availability {
 			out[a.ID] = availability{word: "vault-locked", sentence: verr.Error()}
 			continue
 		}
-		p, err := runtimerun.Check(env.ctx, store, v, a.ID)
+		p, err := runtimerun.Check(env.ctx, store, v, a)
 		switch {
 		case err != nil:
 			out[a.ID] = availability{word: "unknown", sentence: err.Error()}

@@ -57,11 +57,12 @@ func (c approvalsListCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	names := loadHandles()
 	if c.JSON {
 		if recs == nil {
 			recs = []action.Record{}
 		}
-		return writeJSON(env, recs)
+		return names.writeJSON(env, recs)
 	}
 	if len(recs) == 0 {
 		fmt.Fprintln(env.stdout, "nothing waits for you")
@@ -70,7 +71,7 @@ func (c approvalsListCmd) Run(env *runEnv) error {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tAGENT\tASKED\tSUMMARY")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Approval.State, r.Tool, r.Agent, r.CreatedAt.Local().Format("01-02 15:04"), r.Envelope.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Approval.State, r.Tool, names.of(r.Agent), r.CreatedAt.Local().Format("01-02 15:04"), r.Envelope.Summary)
 	}
 	return tw.Flush()
 }
@@ -90,10 +91,11 @@ func (c approvalsShowCmd) Run(env *runEnv) error {
 	if err != nil {
 		return notFound(err)
 	}
+	names := loadHandles()
 	if c.JSON {
-		return writeJSON(env, rec)
+		return names.writeJSON(env, rec)
 	}
-	fmt.Fprint(env.stdout, rec.Preview())
+	fmt.Fprint(env.stdout, rec.PreviewBy(names.of(rec.Agent)))
 	return nil
 }
 
@@ -155,7 +157,7 @@ func decide(env *runEnv, d action.Decision, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(env, rec)
+		return loadHandles().writeJSON(env, rec)
 	}
 	verb := "rejected"
 	if d.Approve {

@@ -156,7 +156,7 @@ func TestBackupRestoreRecovery(t *testing.T) {
 	// with the seal.key the backup does not hold) and what the original home had too (the
 	// harness gives @buddi no account); recovery mode is a warning.
 	for _, f := range fails {
-		if !(strings.HasPrefix(f, "agent @dev: ") && strings.Contains(f, "seal")) && !strings.HasPrefix(f, "agent @buddi: concierge has no model account yet") {
+		if !(strings.HasPrefix(f, "agent @dev: ") && strings.Contains(f, "seal")) && !strings.HasPrefix(f, "agent @buddi: @buddi has no model account yet") {
 			t.Errorf("doctor in the restored home fails on more than the missing secrets: %q\n%s", f, out)
 		}
 	}

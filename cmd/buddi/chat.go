@@ -283,9 +283,7 @@ func (c askCmd) Run(env *runEnv) error {
 		return err
 	}
 	if c.JSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(env, res); err != nil {
 			return err
 		}
 	}

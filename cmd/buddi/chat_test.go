@@ -115,7 +115,7 @@ func TestAskJSONAndFailure(t *testing.T) {
 				t.Fatalf("@dev: %v", a)
 			}
 		case "concierge":
-			if a["available"] != false || !strings.Contains(a["problem"].(string), "buddi agents set concierge") {
+			if a["available"] != false || !strings.Contains(a["problem"].(string), "buddi agents set @buddi") {
 				t.Fatalf("concierge: %v", a)
 			}
 		}

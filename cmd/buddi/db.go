@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -109,12 +108,6 @@ func closeSource(src *dbsource.Source) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_ = src.Close(ctx)
-}
-
-func writeJSON(env *runEnv, v any) error {
-	enc := json.NewEncoder(env.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 type dbUpgradeCmd struct {

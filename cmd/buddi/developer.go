@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"buddi/agents"
 	"buddi/app"
 	"buddi/dbsource"
 	"buddi/migrations"
@@ -23,24 +25,10 @@ type developerCmd struct {
 	Explain   developerExplainCmd   `cmd:"" help:"Say what the developer agent's run tool would do with a command; nothing is run."`
 }
 
-// agentID resolves a handle (@dev) or id to the agent's id.
-func agentID(name string) (string, error) {
-	cat, err := loadCatalog()
-	if err != nil {
-		return "", err
-	}
-	if a, ok := cat.ByHandle(name); ok {
-		return a.ID, nil
-	}
-	if a, ok := cat.ByID(name); ok {
-		return a.ID, nil
-	}
-	return "", &exitError{code: 1, err: fmt.Errorf("no agent %q: list them with `buddi agents list`", name)}
-}
-
-// withAgentStore resolves agent to its id, opens the developer plugin's store, and runs fn.
-func withAgentStore(env *runEnv, agent string, fn func(id string, store *developer.Store) error) error {
-	id, err := agentID(agent)
+// withAgentStore resolves agent (a handle or id), opens the developer plugin's store, and
+// runs fn.
+func withAgentStore(env *runEnv, agent string, fn func(a agents.Agent, store *developer.Store) error) error {
+	a, err := resolveAgent(agent)
 	if err != nil {
 		return err
 	}
@@ -49,7 +37,7 @@ func withAgentStore(env *runEnv, agent string, fn func(id string, store *develop
 		return err
 	}
 	defer closeSource(src)
-	return fn(id, store)
+	return fn(a, store)
 }
 
 // openDeveloper opens the database and the developer plugin's store.
@@ -84,7 +72,8 @@ type developerWorkspaceShowCmd struct {
 }
 
 func (c developerWorkspaceShowCmd) Run(env *runEnv) error {
-	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+	return withAgentStore(env, c.Agent, func(a agents.Agent, store *developer.Store) error {
+		id := a.ID
 		w, found, err := store.Workspace(env.ctx, id)
 		if err != nil {
 			return err
@@ -94,7 +83,7 @@ func (c developerWorkspaceShowCmd) Run(env *runEnv) error {
 			return err
 		}
 		if c.JSON {
-			out := map[string]any{"agent": id, "workspace": nullable(found, w), "mode": mode}
+			out := map[string]any{"agent": id, "agent_handle": a.Handle, "workspace": nullable(found, w), "mode": mode}
 			if w.Refused != "" {
 				out["refused"] = map[string]string{"directory": w.Directory, "reason": w.Refused}
 			}
@@ -102,14 +91,14 @@ func (c developerWorkspaceShowCmd) Run(env *runEnv) error {
 		}
 		if !found && w.Refused != "" {
 			fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): the one on record, %s, is refused because %s; set it again with `buddi developer workspace set --agent %s DIR`\n",
-				id, mode, w.Directory, w.Refused, c.Agent)
+				a.Handle, mode, w.Directory, w.Refused, a.Handle)
 			return nil
 		}
 		if !found {
-			fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): set one with `buddi developer workspace set --agent %s DIR`\n", id, mode, c.Agent)
+			fmt.Fprintf(env.stdout, "%s has no workspace (mode %s): set one with `buddi developer workspace set --agent %s DIR`\n", a.Handle, mode, a.Handle)
 			return nil
 		}
-		fmt.Fprintf(env.stdout, "%s works in %s (mode %s), set %s by %s\n", id, w.Directory, mode, w.SetAt.Local().Format("2006-01-02 15:04"), w.SetBy)
+		fmt.Fprintf(env.stdout, "%s works in %s (mode %s), set %s by %s\n", a.Handle, w.Directory, mode, w.SetAt.Local().Format("2006-01-02 15:04"), w.SetBy)
 		return nil
 	})
 }
@@ -124,13 +113,15 @@ func nullable(ok bool, v any) any {
 type developerWorkspaceSetCmd struct {
 	Agent string `help:"The agent (handle or id)." default:"@dev"`
 	Dir   string `arg:"" help:"The workspace directory."`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"agent\",\"agent_handle\",\"directory\"}."`
 }
 
 func (c developerWorkspaceSetCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
+	a, err := resolveAgent(c.Agent)
 	if err != nil {
 		return err
 	}
+	id := a.ID
 	cfg, err := loadConfig()
 	if err != nil {
 		return err
@@ -151,17 +142,19 @@ func (c developerWorkspaceSetCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s now works in %s\n", id, w.Directory)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"agent": id, "agent_handle": a.Handle, "directory": w.Directory}),
+		"%s now works in %s", a.Handle, w.Directory)
 }
 
 type developerModeCmd struct {
 	Agent string `help:"The agent (handle or id)." default:"@dev"`
 	Mode  string `arg:"" optional:"" enum:",ask,edit,run" default:"" help:"ask, edit or run; leave out to show the current one."`
+	JSON  bool   `name:"json" help:"Print JSON: {\"agent\",\"agent_handle\",\"mode\",\"refused\"}."`
 }
 
 func (c developerModeCmd) Run(env *runEnv) error {
-	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
+	return withAgentStore(env, c.Agent, func(a agents.Agent, store *developer.Store) error {
+		id := a.ID
 		if c.Mode != "" {
 			mode, err := runlist.ParseMode(c.Mode)
 			if err != nil {
@@ -175,9 +168,12 @@ func (c developerModeCmd) Run(env *runEnv) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "%s is in %s mode; it applies to the next call\n", id, mode)
+		if c.JSON {
+			return writeJSON(env, map[string]any{"agent": id, "agent_handle": a.Handle, "mode": mode, "refused": refused})
+		}
+		fmt.Fprintf(env.stdout, "%s is in %s mode; it applies to the next call\n", a.Handle, mode)
 		if refused != "" {
-			fmt.Fprintf(env.stdout, "The mode on record is refused because %s: set it again with `buddi developer mode --agent %s MODE`.\n", refused, c.Agent)
+			fmt.Fprintf(env.stdout, "The mode on record is refused because %s: set it again with `buddi developer mode --agent %s MODE`.\n", refused, a.Handle)
 		}
 		return nil
 	})
@@ -194,16 +190,18 @@ type developerAllowedListCmd struct {
 }
 
 func (c developerAllowedListCmd) Run(env *runEnv) error {
-	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
-		list, err := store.ListRemembered(env.ctx, id)
+	return withAgentStore(env, c.Agent, func(a agents.Agent, store *developer.Store) error {
+		list, err := store.ListRemembered(env.ctx, a.ID)
 		if err != nil {
 			return err
 		}
 		if c.JSON {
-			if list == nil {
-				list = []developer.RememberedCommand{}
+			out := make([]allowedJSON, len(list))
+			for i, r := range list {
+				out[i] = allowedJSON{ID: r.ID, Agent: r.Agent, AgentHandle: a.Handle, Workspace: r.Workspace, Argv: r.Argv, Prefix: r.Prefix,
+					CreatedAt: r.CreatedAt, Refused: r.Refused}
 			}
-			return writeJSON(env, list)
+			return writeJSON(env, out)
 		}
 		if len(list) == 0 {
 			fmt.Fprintln(env.stdout, "no commands allowed: every command off the run list asks you")
@@ -228,8 +226,21 @@ func (c developerAllowedListCmd) Run(env *runEnv) error {
 	})
 }
 
+// allowedJSON is a command the owner allowed, as developer allowed list --json prints it.
+type allowedJSON struct {
+	ID          int64     `json:"id"`
+	Agent       string    `json:"agent"`
+	AgentHandle string    `json:"agent_handle"`
+	Workspace   string    `json:"workspace"`
+	Argv        []string  `json:"argv"`
+	Prefix      bool      `json:"prefix"` // anything after argv matches too
+	CreatedAt   time.Time `json:"created_at"`
+	Refused     string    `json:"refused,omitempty"` // why it is not honoured: buddi did not seal it
+}
+
 type developerAllowedForgetCmd struct {
-	ID int64 `arg:"" help:"The id from buddi developer allowed list."`
+	ID   int64 `arg:"" help:"The id from buddi developer allowed list."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\"}."`
 }
 
 func (c developerAllowedForgetCmd) Run(env *runEnv) error {
@@ -244,8 +255,7 @@ func (c developerAllowedForgetCmd) Run(env *runEnv) error {
 		}
 		return err
 	}
-	fmt.Fprintf(env.stdout, "forgot %d: that command asks you again\n", c.ID)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"id": c.ID}), "forgot %d: that command asks you again", c.ID)
 }
 
 type developerExplainCmd struct {
@@ -375,11 +385,12 @@ func (c developerProcessesListCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	names := loadHandles()
 	if c.JSON {
 		if list == nil {
 			list = []developer.Process{}
 		}
-		return writeJSON(env, list)
+		return names.writeJSON(env, list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(env.stdout, "no processes running")
@@ -395,7 +406,7 @@ func (c developerProcessesListCmd) Run(env *runEnv) error {
 		case !p.Running:
 			state = "exited"
 		}
-		fmt.Fprintf(env.stdout, "%-16s %-10s %-10s pid %-7d %s  (log %s)\n", p.Name, p.Agent, state, p.Pid, strings.Join(p.Argv, " "), p.LogPath)
+		fmt.Fprintf(env.stdout, "%-16s %-10s %-10s pid %-7d %s  (log %s)\n", p.Name, names.of(p.Agent), state, p.Pid, strings.Join(p.Argv, " "), p.LogPath)
 		if p.Note != "" && !p.Running {
 			fmt.Fprintf(env.stdout, "  %s\n", p.Note)
 		}
@@ -406,37 +417,40 @@ func (c developerProcessesListCmd) Run(env *runEnv) error {
 type developerProcessesStopCmd struct {
 	Name  string `arg:"" help:"The process's name."`
 	Agent string `help:"The agent (handle or id)." default:"@dev"`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"name\",\"agent\",\"agent_handle\"}."`
 }
 
 func (c developerProcessesStopCmd) Run(env *runEnv) error {
-	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
-		if err := store.StopProcess(env.ctx, id, c.Name); err != nil {
+	return withAgentStore(env, c.Agent, func(a agents.Agent, store *developer.Store) error {
+		if err := store.StopProcess(env.ctx, a.ID, c.Name); err != nil {
 			if errors.Is(err, developer.ErrNoProcess) {
 				return &exitError{code: 1, err: fmt.Errorf("%w: list them with `buddi developer processes`", err)}
 			}
 			return err
 		}
-		fmt.Fprintf(env.stdout, "stopped %s\n", c.Name)
-		return nil
+		return report(env, c.JSON, acted(map[string]any{"name": c.Name, "agent": a.ID, "agent_handle": a.Handle}), "stopped %s", c.Name)
 	})
 }
 
 type developerProcessesStopAllCmd struct {
 	Agent string `help:"The agent (handle or id)." default:"@dev"`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"agent\",\"agent_handle\",\"stopped\"}, stopped being the names."`
 }
 
 func (c developerProcessesStopAllCmd) Run(env *runEnv) error {
-	return withAgentStore(env, c.Agent, func(id string, store *developer.Store) error {
-		list, err := store.Processes(env.ctx, id)
+	return withAgentStore(env, c.Agent, func(a agents.Agent, store *developer.Store) error {
+		list, err := store.Processes(env.ctx, a.ID)
 		if err != nil {
 			return err
 		}
+		stopped := []string{}
 		for _, p := range list {
-			if err := store.StopProcess(env.ctx, id, p.Name); err != nil && !errors.Is(err, developer.ErrNoProcess) {
+			if err := store.StopProcess(env.ctx, a.ID, p.Name); err != nil && !errors.Is(err, developer.ErrNoProcess) {
 				return err
 			}
+			stopped = append(stopped, p.Name)
 		}
-		fmt.Fprintf(env.stdout, "stopped %d processes of %s\n", len(list), id)
-		return nil
+		return report(env, c.JSON, acted(map[string]any{"agent": a.ID, "agent_handle": a.Handle, "stopped": stopped}),
+			"stopped %d processes of %s", len(list), a.Handle)
 	})
 }

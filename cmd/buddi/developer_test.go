@@ -81,8 +81,13 @@ func TestDeveloperOwnerCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Agent != "developer" || shown.Mode != "run" {
 		t.Errorf("workspace show --json: exit %d\n%s", code, out)
 	}
-	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "mode", "edit"); code != 0 || !strings.Contains(out, "edit mode") {
+	if code, out, _ := runBuddi(t, vars, time.Minute, "developer", "mode", "edit"); code != 0 || !strings.Contains(out, "@dev is in edit mode") {
 		t.Errorf("mode edit: exit %d\n%s", code, out)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "developer", "mode", "--agent", "dev", "--json")
+	var mode map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &mode) != nil || mode["agent"] != "developer" || mode["agent_handle"] != "@dev" || mode["mode"] != "edit" || mode["refused"] != "" {
+		t.Errorf("mode --json: exit %d\n%s", code, out)
 	}
 	// explain without --workspace uses the record: edit mode asks before every command.
 	code, out, _ = runBuddi(t, vars, time.Minute, "developer", "explain", "--json", "--", "go test ./...")

@@ -136,8 +136,9 @@ func withQueue(env *runEnv, do func(pool *pgxpool.Pool, client *river.Client[pgx
 }
 
 type jobsRetryCmd struct {
-	ID  string `arg:"" optional:"" help:"The job's id."`
-	All bool   `help:"Every failed job still counted."`
+	ID   string `arg:"" optional:"" help:"The job's id."`
+	All  bool   `help:"Every failed job still counted."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"ids\"}, the jobs retried."`
 }
 
 func (c jobsRetryCmd) Run(env *runEnv) error {
@@ -155,14 +156,15 @@ func (c jobsRetryCmd) Run(env *runEnv) error {
 				return jobExit(err)
 			}
 		}
-		fmt.Fprintf(env.stdout, "retrying %d %s; buddi serve runs %s\n", len(ids), text.Plural(len(ids), "job"), them(len(ids)))
-		return nil
+		return report(env, c.JSON, acted(map[string]any{"ids": ids}),
+			"retrying %d %s; buddi serve runs %s", len(ids), text.Plural(len(ids), "job"), them(len(ids)))
 	})
 }
 
 type jobsDismissCmd struct {
-	ID  string `arg:"" optional:"" help:"The job's id."`
-	All bool   `help:"Every failed job still counted."`
+	ID   string `arg:"" optional:"" help:"The job's id."`
+	All  bool   `help:"Every failed job still counted."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"ids\"}, the jobs dismissed."`
 }
 
 func (c jobsDismissCmd) Run(env *runEnv) error {
@@ -184,12 +186,13 @@ func (c jobsDismissCmd) Run(env *runEnv) error {
 			return jobExit(err)
 		}
 	}
-	fmt.Fprintf(env.stdout, "dismissed %d %s: kept on record, no longer counted\n", len(ids), text.Plural(len(ids), "job"))
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"ids": ids}),
+		"dismissed %d %s: kept on record, no longer counted", len(ids), text.Plural(len(ids), "job"))
 }
 
 type jobsCancelCmd struct {
-	ID int64 `arg:"" help:"The job's id."`
+	ID   int64 `arg:"" help:"The job's id."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\",\"kind\",\"state\"}."`
 }
 
 func (c jobsCancelCmd) Run(env *runEnv) error {
@@ -201,8 +204,8 @@ func (c jobsCancelCmd) Run(env *runEnv) error {
 			}
 			return err
 		}
-		fmt.Fprintf(env.stdout, "job %d (%s) is %s\n", row.ID, row.Kind, row.State)
-		return nil
+		return report(env, c.JSON, acted(map[string]any{"id": row.ID, "kind": row.Kind, "state": row.State}),
+			"job %d (%s) is %s", row.ID, row.Kind, row.State)
 	})
 }
 

@@ -168,9 +168,10 @@ func loadConfig() (config.Config, error) {
 	return cfg, nil
 }
 
-type versionCmd struct{}
+type versionCmd struct {
+	JSON bool `name:"json" help:"Print JSON: {\"version\"}."`
+}
 
-func (versionCmd) Run(env *runEnv) error {
-	fmt.Fprintln(env.stdout, "buddi", version.Version)
-	return nil
+func (c versionCmd) Run(env *runEnv) error {
+	return report(env, c.JSON, map[string]string{"version": version.Version}, "buddi %s", version.Version)
 }

@@ -60,8 +60,9 @@ func (c missionsListCmd) Run(env *runEnv) error {
 	if ms == nil {
 		ms = []scheduler.Mission{}
 	}
+	names := loadHandles()
 	if c.JSON {
-		return writeJSON(env, ms)
+		return names.writeJSON(env, ms)
 	}
 	if len(ms) == 0 {
 		fmt.Fprintln(env.stdout, "No missions. Add one with `buddi missions add --agent HANDLE --cron EXPR --prompt TEXT`.")
@@ -74,7 +75,7 @@ func (c missionsListCmd) Run(env *runEnv) error {
 		if !m.Enabled {
 			state = "off"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone, m.Misfire, state)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Name, names.of(m.Agent), m.Cron, m.Timezone, m.Misfire, state)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -92,6 +93,7 @@ type missionsAddCmd struct {
 	Prompt        string `required:"" help:"What the agent is asked each time."`
 	Name          string `help:"A name for it. Default: the first words of the prompt."`
 	AlwaysDeliver bool   `help:"Deliver every run's answer, even one that says nothing new."`
+	JSON          bool   `name:"json" help:"Print the mission added as JSON (the fields of missions list --json, and cadence)."`
 }
 
 func (c missionsAddCmd) Run(env *runEnv) error {
@@ -135,7 +137,18 @@ func (c missionsAddCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "mission %d added: %s\n", m.ID, sched.Cadence(time.Now()))
+	cadence := sched.Cadence(time.Now())
+	if c.JSON {
+		out, err := loadHandles().annotate(m)
+		if err != nil {
+			return err
+		}
+		if o, ok := out.(map[string]any); ok {
+			o["cadence"] = cadence
+		}
+		return writeJSON(env, out)
+	}
+	fmt.Fprintf(env.stdout, "mission %d added: %s\n", m.ID, cadence)
 	return nil
 }
 
@@ -153,7 +166,8 @@ func firstWords(s string, n int) string {
 }
 
 type missionsRunNowCmd struct {
-	ID int64 `arg:"" help:"The mission's id."`
+	ID   int64 `arg:"" help:"The mission's id."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\",\"occurrence\"}."`
 }
 
 func (c missionsRunNowCmd) Run(env *runEnv) error {
@@ -166,23 +180,25 @@ func (c missionsRunNowCmd) Run(env *runEnv) error {
 	if err != nil {
 		return missionExit(err)
 	}
-	fmt.Fprintf(env.stdout, "mission %d runs now (occurrence %d); buddi serve starts it\n", c.ID, occ)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"id": c.ID, "occurrence": occ}),
+		"mission %d runs now (occurrence %d); buddi serve starts it", c.ID, occ)
 }
 
 type missionsEnableCmd struct {
-	ID int64 `arg:"" help:"The mission's id."`
+	ID   int64 `arg:"" help:"The mission's id."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\",\"enabled\"}."`
 }
 
-func (c missionsEnableCmd) Run(env *runEnv) error { return setMission(env, c.ID, true) }
+func (c missionsEnableCmd) Run(env *runEnv) error { return setMission(env, c.ID, true, c.JSON) }
 
 type missionsDisableCmd struct {
-	ID int64 `arg:"" help:"The mission's id."`
+	ID   int64 `arg:"" help:"The mission's id."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\",\"enabled\"}."`
 }
 
-func (c missionsDisableCmd) Run(env *runEnv) error { return setMission(env, c.ID, false) }
+func (c missionsDisableCmd) Run(env *runEnv) error { return setMission(env, c.ID, false, c.JSON) }
 
-func setMission(env *runEnv, id int64, on bool) error {
+func setMission(env *runEnv, id int64, on, asJSON bool) error {
 	st, done, err := missionStore(env)
 	if err != nil {
 		return err
@@ -195,8 +211,7 @@ func setMission(env *runEnv, id int64, on bool) error {
 	if on {
 		state = "on"
 	}
-	fmt.Fprintf(env.stdout, "mission %d is %s\n", id, state)
-	return nil
+	return report(env, asJSON, acted(map[string]any{"id": id, "enabled": on}), "mission %d is %s", id, state)
 }
 
 type missionsOccurrencesCmd struct {
@@ -233,9 +248,11 @@ func (c missionsOccurrencesCmd) Run(env *runEnv) error {
 	return tw.Flush()
 }
 
-type missionsAddDefaultsCmd struct{}
+type missionsAddDefaultsCmd struct {
+	JSON bool `name:"json" help:"Print the missions added as a JSON list (empty when they were there already)."`
+}
 
-func (missionsAddDefaultsCmd) Run(env *runEnv) error {
+func (c missionsAddDefaultsCmd) Run(env *runEnv) error {
 	cat, err := loadCatalog()
 	if err != nil {
 		return err
@@ -258,12 +275,19 @@ func (missionsAddDefaultsCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	names := loadHandles()
+	if c.JSON {
+		if added == nil {
+			added = []scheduler.Mission{}
+		}
+		return names.writeJSON(env, added)
+	}
 	if len(added) == 0 {
 		fmt.Fprintln(env.stdout, "The default missions are there already.")
 		return nil
 	}
 	for _, m := range added {
-		fmt.Fprintf(env.stdout, "mission %d added: %s for %s, %s (%s)\n", m.ID, m.Name, m.Agent, m.Cron, m.Timezone)
+		fmt.Fprintf(env.stdout, "mission %d added: %s for %s, %s (%s)\n", m.ID, m.Name, names.of(m.Agent), m.Cron, m.Timezone)
 	}
 	return nil
 }

@@ -16,10 +16,11 @@ type agentsModeCmd struct {
 }
 
 func (c agentsModeCmd) Run(env *runEnv) error {
-	id, err := agentID(c.Agent)
+	a, err := resolveAgent(c.Agent)
 	if err != nil {
 		return err
 	}
+	id := a.ID
 	key, src, err := openSealed(env)
 	if err != nil {
 		return err
@@ -39,15 +40,18 @@ func (c agentsModeCmd) Run(env *runEnv) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env, m)
+		return writeJSON(env, struct {
+			executor.AgentMode
+			Handle string `json:"handle"`
+		}{m, a.Handle})
 	}
 	how := "it applies to the next call"
 	if !m.Set {
-		how = "the default; set another with `buddi agents mode " + c.Agent + " plan|accept-edits|auto`"
+		how = "the default; set another with `buddi agents mode " + a.Handle + " plan|accept-edits|auto`"
 	}
-	fmt.Fprintf(env.stdout, "%s is in %s mode; %s\n", id, m.Mode, how)
+	fmt.Fprintf(env.stdout, "%s is in %s mode; %s\n", a.Handle, m.Mode, how)
 	if m.Refused != "" {
-		fmt.Fprintf(env.stdout, "The mode on record is refused because %s: set it again with `buddi agents mode %s MODE`.\n", m.Refused, c.Agent)
+		fmt.Fprintf(env.stdout, "The mode on record is refused because %s: set it again with `buddi agents mode %s MODE`.\n", m.Refused, a.Handle)
 	}
 	return nil
 }

@@ -29,11 +29,12 @@ func (c permissionsListCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	names := loadHandles()
 	if c.JSON {
 		if list == nil {
 			list = []action.Standing{}
 		}
-		return writeJSON(env, list)
+		return names.writeJSON(env, list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(env.stdout, "no standing permissions: every gated call asks you")
@@ -49,14 +50,15 @@ func (c permissionsListCmd) Run(env *runEnv) error {
 		if s.RevokedAt != nil {
 			revoked = s.RevokedAt.Local().Format("2006-01-02 15:04") + " on " + s.RevokedBy
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s on %s\t%s\n", s.ID, s.Agent, s.Tool, s.ToolVersion, where,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s on %s\t%s\n", s.ID, names.of(s.Agent), s.Tool, s.ToolVersion, where,
 			s.GrantedAt.Local().Format("2006-01-02 15:04"), s.GrantedBy, revoked)
 	}
 	return tw.Flush()
 }
 
 type permissionsRevokeCmd struct {
-	ID int64 `arg:"" help:"The standing permission's id (see buddi permissions list)."`
+	ID   int64 `arg:"" help:"The standing permission's id (see buddi permissions list)."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\"}."`
 }
 
 func (c permissionsRevokeCmd) Run(env *runEnv) error {
@@ -72,6 +74,5 @@ func (c permissionsRevokeCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "standing permission %d revoked: the tool asks you again\n", c.ID)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"id": c.ID}), "standing permission %d revoked: the tool asks you again", c.ID)
 }

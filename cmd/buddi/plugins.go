@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -275,6 +276,7 @@ type pluginsTierCmd struct {
 	Name string `arg:"" help:"The plugin's name."`
 	Tool string `arg:"" help:"The tool: NAME.TOOL, or the server's name for it."`
 	Tier string `arg:"" enum:"auto,gated" help:"auto (runs when a model calls it) or gated (each call waits for your approval)."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"plugin\",\"tool\",\"tier\"}."`
 }
 
 func (c pluginsTierCmd) Run(env *runEnv) error {
@@ -293,13 +295,13 @@ func (c pluginsTierCmd) Run(env *runEnv) error {
 	if err := rec.Save(home); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s is %s now. %s\n", t.Name, t.Tier, restartNote)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"plugin": c.Name, "tool": t.Name, "tier": t.Tier}), "%s is %s now. %s", t.Name, t.Tier, restartNote)
 }
 
 type pluginsRemoveCmd struct {
 	Name  string `arg:"" help:"The plugin's name."`
 	Purge bool   `help:"Also say what of the plugin's own data buddi would destroy, and destroy it (irreversible)."`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"name\",\"record\",\"dir\",\"rejected\"}, rejected being the approvals it rejected."`
 }
 
 func (c pluginsRemoveCmd) Run(env *runEnv) error {
@@ -324,7 +326,8 @@ func (c pluginsRemoveCmd) Run(env *runEnv) error {
 				a.Handle, a.ID, c.Name, strings.Join(held, ", "), a.Path)}
 		}
 	}
-	if err := rejectPending(env, c.Name); err != nil {
+	rejected, err := rejectPending(env, c.Name, c.JSON)
+	if err != nil {
 		return err
 	}
 	home, err := pluginsHome()
@@ -334,6 +337,9 @@ func (c pluginsRemoveCmd) Run(env *runEnv) error {
 	rec.Remove(c.Name)
 	if err := rec.Save(home); err != nil {
 		return err
+	}
+	if c.JSON {
+		return writeJSON(env, acted(map[string]any{"name": c.Name, "record": mcp.RecordPath(home), "dir": p.Dir, "rejected": rejected}))
 	}
 	where := "its server's own files stay where they are"
 	if p.Dir != "" {
@@ -346,31 +352,38 @@ func (c pluginsRemoveCmd) Run(env *runEnv) error {
 	return nil
 }
 
-// rejectPending rejects every approval pending on the plugin's tools, from the terminal.
-func rejectPending(env *runEnv, name string) error {
+// rejectPending rejects every approval pending on the plugin's tools, from the terminal, and
+// returns their ids; each is said on its own line unless quiet.
+func rejectPending(env *runEnv, name string, quiet bool) ([]string, error) {
 	src, err := openActions(env)
 	if err != nil {
-		return fmt.Errorf("plugin %s is kept: the approvals pending on its tools cannot be rejected without the database: %w", name, err)
+		return nil, fmt.Errorf("plugin %s is kept: the approvals pending on its tools cannot be rejected without the database: %w", name, err)
 	}
 	pending, err := action.List(env.ctx, src.Pool, action.Filter{States: []action.State{action.Pending}, Limit: 500})
 	closeSource(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var ids []string
+	ids := []string{}
 	for _, r := range pending {
 		if strings.HasPrefix(r.Tool, name+".") {
 			ids = append(ids, r.ID)
 		}
 	}
 	slices.Sort(ids)
+	say := env
+	if quiet {
+		q := *env
+		q.stdout = io.Discard
+		say = &q
+	}
 	for _, id := range ids {
-		if err := decide(env, action.Decision{ActionID: id, Reason: "plugin " + name + " was removed"}, false); err != nil {
+		if err := decide(say, action.Decision{ActionID: id, Reason: "plugin " + name + " was removed"}, false); err != nil {
 			var ad *action.AlreadyDecidedError
 			if !errors.As(err, &ad) {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return ids, nil
 }

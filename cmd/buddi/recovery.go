@@ -22,6 +22,7 @@ func (c recoveryCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	names := loadHandles()
 	if c.JSON {
 		return writeJSON(env, list)
 	}
@@ -46,14 +47,14 @@ func (c recoveryCmd) Run(env *runEnv) error {
 		fmt.Fprintf(out, "%d. No approved action is waiting to run.\n", step)
 	} else {
 		fmt.Fprintf(out, "%d. These actions were approved and never ran; they run once you resume (reject one first with `buddi approvals reject ID`):\n", step)
-		items(out, list.Approved)
+		items(out, names, list.Approved)
 	}
 	step++
 	if len(list.Unknown) == 0 {
 		fmt.Fprintf(out, "%d. No effect has an unknown outcome.\n", step)
 	} else {
 		fmt.Fprintf(out, "%d. Nobody knows whether these took effect (they were running when the backup was taken, or ended unclear): check each where it acts; buddi never retries them:\n", step)
-		items(out, list.Unknown)
+		items(out, names, list.Unknown)
 	}
 	step++
 	fmt.Fprintf(out, "%d. %d actions wait for a decision (buddi approvals list); the queue holds %d jobs to run, %d to retry, %d scheduled and %d that were running at the backup (buddi jobs).\n",
@@ -63,7 +64,7 @@ func (c recoveryCmd) Run(env *runEnv) error {
 	return nil
 }
 
-func items(out interface{ Write([]byte) (int, error) }, list []backup.Item) {
+func items(out interface{ Write([]byte) (int, error) }, names handles, list []backup.Item) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "   ID\tTOOL\tAGENT\tSTATE\tSINCE\tWHAT")
 	for _, it := range list {
@@ -71,7 +72,7 @@ func items(out interface{ Write([]byte) (int, error) }, list []backup.Item) {
 		if it.Effect != "" && it.Effect != it.State {
 			state += " (effect " + it.Effect + ")"
 		}
-		fmt.Fprintf(tw, "   %s\t%s\t%s\t%s\t%s\t%s\n", it.ActionID, it.Tool, it.Agent, state, it.UpdatedAt.Local().Format("2006-01-02 15:04"), it.Summary)
+		fmt.Fprintf(tw, "   %s\t%s\t%s\t%s\t%s\t%s\n", it.ActionID, it.Tool, names.of(it.Agent), state, it.UpdatedAt.Local().Format("2006-01-02 15:04"), it.Summary)
 	}
 	tw.Flush()
 }

@@ -44,8 +44,13 @@ func (c remindersListCmd) Run(env *runEnv) error {
 	if rs == nil {
 		rs = []scheduler.Reminder{}
 	}
+	names := loadHandles()
 	if c.JSON {
-		return writeJSON(env, map[string]any{"reminders": rs, "limits": limits})
+		list, err := names.annotate(rs)
+		if err != nil {
+			return err
+		}
+		return writeJSON(env, map[string]any{"reminders": list, "limits": limits})
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(env.stdout, "No reminders.")
@@ -53,7 +58,7 @@ func (c remindersListCmd) Run(env *runEnv) error {
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tAGENT\tDUE\tSTATE\tNOTE")
 		for _, r := range rs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, r.Agent, r.DueAt.Local().Format("Mon Jan 2 15:04"), r.State, firstWords(r.Note, 12))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, names.of(r.Agent), r.DueAt.Local().Format("Mon Jan 2 15:04"), r.State, firstWords(r.Note, 12))
 		}
 		_ = tw.Flush()
 	}
@@ -63,7 +68,8 @@ func (c remindersListCmd) Run(env *runEnv) error {
 }
 
 type remindersCancelCmd struct {
-	ID int64 `arg:"" help:"The reminder's id."`
+	ID   int64 `arg:"" help:"The reminder's id."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\"}."`
 }
 
 func (c remindersCancelCmd) Run(env *runEnv) error {
@@ -75,6 +81,5 @@ func (c remindersCancelCmd) Run(env *runEnv) error {
 	if err := scheduler.CancelReminder(env.ctx, src.Pool, c.ID); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%v: `buddi reminders` lists the pending ones", err)}
 	}
-	fmt.Fprintf(env.stdout, "reminder %d cancelled\n", c.ID)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"id": c.ID}), "reminder %d cancelled", c.ID)
 }

@@ -99,18 +99,20 @@ func (c sentinelsFindingsCmd) Run(env *runEnv) error {
 }
 
 type sentinelsSwitchCmd struct {
-	ID string `arg:"" help:"The sentinel."`
+	ID   string `arg:"" help:"The sentinel."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"id\",\"enabled\"}."`
 }
 
-func (c sentinelsSwitchCmd) Run(env *runEnv) error { return switchSentinel(env, c.ID, true) }
+func (c sentinelsSwitchCmd) Run(env *runEnv) error { return switchSentinel(env, c.ID, true, c.JSON) }
 
 type sentinelsOffCmd struct {
-	ID string `arg:"" help:"The sentinel."`
+	ID   string `arg:"" help:"The sentinel."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"id\",\"enabled\"}."`
 }
 
-func (c sentinelsOffCmd) Run(env *runEnv) error { return switchSentinel(env, c.ID, false) }
+func (c sentinelsOffCmd) Run(env *runEnv) error { return switchSentinel(env, c.ID, false, c.JSON) }
 
-func switchSentinel(env *runEnv, id string, on bool) error {
+func switchSentinel(env *runEnv, id string, on, asJSON bool) error {
 	known := false
 	for _, s := range allSentinelsCLI() {
 		known = known || s.ID == id
@@ -122,8 +124,7 @@ func switchSentinel(env *runEnv, id string, on bool) error {
 		if err := e.Switch(env.ctx, id, on); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "%s is %s\n", id, map[bool]string{true: "on", false: "off"}[on])
-		return nil
+		return report(env, asJSON, acted(map[string]any{"id": id, "enabled": on}), "%s is %s", id, map[bool]string{true: "on", false: "off"}[on])
 	})
 }
 
@@ -131,6 +132,7 @@ type sentinelsSnoozeCmd struct {
 	Sentinel  string `arg:"" help:"The sentinel."`
 	Key       string `arg:"" help:"The finding's key (buddi sentinels findings)."`
 	NotNeeded bool   `help:"Until it resolves, rather than for a week."`
+	JSON      bool   `name:"json" help:"Print JSON: {\"ok\",\"sentinel\",\"key\",\"not_needed\"}."`
 }
 
 func (c sentinelsSnoozeCmd) Run(env *runEnv) error {
@@ -138,14 +140,14 @@ func (c sentinelsSnoozeCmd) Run(env *runEnv) error {
 		if err := e.Snooze(env.ctx, c.Sentinel, c.Key, c.NotNeeded); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("%v: `buddi sentinels findings` lists them", err)}
 		}
-		fmt.Fprintln(env.stdout, "snoozed")
-		return nil
+		return report(env, c.JSON, acted(map[string]any{"sentinel": c.Sentinel, "key": c.Key, "not_needed": c.NotNeeded}), "snoozed")
 	})
 }
 
 type sentinelsMuteCmd struct {
 	Kind    string `arg:"" help:"The kind of finding."`
 	Subject string `arg:"" optional:"" help:"Only this subject of it."`
+	JSON    bool   `name:"json" help:"Print JSON: {\"ok\",\"kind\",\"subject\"}."`
 }
 
 func (c sentinelsMuteCmd) Run(env *runEnv) error {
@@ -153,7 +155,6 @@ func (c sentinelsMuteCmd) Run(env *runEnv) error {
 		if err := e.Mute(env.ctx, c.Kind, c.Subject); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, "muted: still recorded, never told")
-		return nil
+		return report(env, c.JSON, acted(map[string]any{"kind": c.Kind, "subject": c.Subject}), "muted: still recorded, never told")
 	})
 }

@@ -123,15 +123,19 @@ func (c tailnetStatusCmd) Run(env *runEnv) error {
 	return nil
 }
 
-type tailnetOnCmd struct{}
+type tailnetOnCmd struct {
+	JSON bool `name:"json" help:"Print JSON: {\"ok\",\"enabled\"}."`
+}
 
-func (tailnetOnCmd) Run(env *runEnv) error { return setTailnet(env, true) }
+func (c tailnetOnCmd) Run(env *runEnv) error { return setTailnet(env, true, c.JSON) }
 
-type tailnetOffCmd struct{}
+type tailnetOffCmd struct {
+	JSON bool `name:"json" help:"Print JSON: {\"ok\",\"enabled\"}."`
+}
 
-func (tailnetOffCmd) Run(env *runEnv) error { return setTailnet(env, false) }
+func (c tailnetOffCmd) Run(env *runEnv) error { return setTailnet(env, false, c.JSON) }
 
-func setTailnet(env *runEnv, on bool) error {
+func setTailnet(env *runEnv, on, asJSON bool) error {
 	src, err := openActions(env)
 	if err != nil {
 		return err
@@ -140,8 +144,11 @@ func setTailnet(env *runEnv, on bool) error {
 	if err := tailnet.SetEnabled(env.ctx, src.Pool, on); err != nil {
 		return err
 	}
+	out := acted(map[string]any{"enabled": on})
 	if on {
-		fmt.Fprintln(env.stdout, "The tailnet is on from the next start of buddi serve.")
+		if err := report(env, asJSON, out, "The tailnet is on from the next start of buddi serve."); err != nil {
+			return err
+		}
 		key, err := loadSeal()
 		if err != nil {
 			return err
@@ -152,12 +159,12 @@ func setTailnet(env *runEnv, on bool) error {
 		}
 		return nil
 	}
-	fmt.Fprintln(env.stdout, "The tailnet is off from the next start of buddi serve.")
-	return nil
+	return report(env, asJSON, out, "The tailnet is off from the next start of buddi serve.")
 }
 
 type tailnetOwnerCmd struct {
 	Login string `arg:"" help:"The login you sign in to Tailscale with, like you@example.com."`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"owner\"}."`
 }
 
 func (c tailnetOwnerCmd) Run(env *runEnv) error {
@@ -176,13 +183,14 @@ func (c tailnetOwnerCmd) Run(env *runEnv) error {
 	if err := tailnet.SetOwner(env.ctx, src.Pool, key, c.Login); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "On the tailnet, buddi answers %s and no one else.\n", c.Login)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"owner": c.Login}), "On the tailnet, buddi answers %s and no one else.", c.Login)
 }
 
-type tailnetAuthkeyCmd struct{}
+type tailnetAuthkeyCmd struct {
+	JSON bool `name:"json" help:"Print JSON: {\"ok\",\"name\",\"logged_in_before\"} (never the key)."`
+}
 
-func (tailnetAuthkeyCmd) Run(env *runEnv) error {
+func (c tailnetAuthkeyCmd) Run(env *runEnv) error {
 	key, err := readSecret(os.Stdin)
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("%v (the key is read from standard input, never from an argument)", err)}
@@ -201,8 +209,13 @@ func (tailnetAuthkeyCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stdout, "The auth key is stored; buddi's node uses it at the next start.")
-	if _, err := os.Stat(filepath.Join(cfg.Home, "tsnet", "tailscaled.state")); err == nil {
+	_, err = os.Stat(filepath.Join(cfg.Home, "tsnet", "tailscaled.state"))
+	before := err == nil
+	if err := report(env, c.JSON, acted(map[string]any{"name": app.TailnetAuthKeyName, "logged_in_before": before}),
+		"The auth key is stored; buddi's node uses it at the next start."); err != nil {
+		return err
+	}
+	if before {
 		fmt.Fprintf(env.stderr, "The node has logged in before and keeps that login: to log in with the new key, stop buddi and remove %s.\n",
 			filepath.Join(cfg.Home, "tsnet"))
 	}
@@ -211,6 +224,7 @@ func (tailnetAuthkeyCmd) Run(env *runEnv) error {
 
 type tailnetPreviewsCmd struct {
 	State string `arg:"" enum:"on,off" help:"on or off."`
+	JSON  bool   `name:"json" help:"Print JSON: {\"ok\",\"previews\"}."`
 }
 
 func (c tailnetPreviewsCmd) Run(env *runEnv) error {
@@ -226,10 +240,9 @@ func (c tailnetPreviewsCmd) Run(env *runEnv) error {
 	if err := developer.NewStore(src.Pool, key, nil).SetTailnetPreviews(env.ctx, c.State == "on"); err != nil {
 		return err
 	}
+	out := acted(map[string]any{"previews": c.State == "on"})
 	if c.State == "on" {
-		fmt.Fprintln(env.stdout, "Each process a developer agent starts on a port also gets that port on the tailnet, for your login only.")
-	} else {
-		fmt.Fprintln(env.stdout, "Developer processes get no tailnet ports; open ones close within a second.")
+		return report(env, c.JSON, out, "Each process a developer agent starts on a port also gets that port on the tailnet, for your login only.")
 	}
-	return nil
+	return report(env, c.JSON, out, "Developer processes get no tailnet ports; open ones close within a second.")
 }

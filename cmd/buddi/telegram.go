@@ -22,9 +22,11 @@ type telegramCmd struct {
 
 const tokenName = "TELEGRAM_BOT_TOKEN"
 
-type telegramSetupCmd struct{}
+type telegramSetupCmd struct {
+	JSON bool `name:"json" help:"Print JSON: {\"ok\",\"bot\",\"bot_id\"}."`
+}
 
-func (telegramSetupCmd) Run(env *runEnv) error {
+func (c telegramSetupCmd) Run(env *runEnv) error {
 	token, err := readSecret(os.Stdin)
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("%v (the token is read from standard input, never from an argument)", err)}
@@ -63,8 +65,8 @@ func (telegramSetupCmd) Run(env *runEnv) error {
 	if _, err := src.Pool.Exec(env.ctx, `DELETE FROM core.surface_updates WHERE surface = 'telegram' AND state <> 'pending'`); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "The bot @%s is set up; restart buddi serve to connect it, then pair your phone with `buddi telegram pair`.\n", me.Username)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"bot": me.Username, "bot_id": me.ID}),
+		"The bot @%s is set up; restart buddi serve to connect it, then pair your phone with `buddi telegram pair`.", me.Username)
 }
 
 type telegramPairCmd struct {
@@ -154,7 +156,8 @@ func (c telegramDevicesCmd) Run(env *runEnv) error {
 }
 
 type telegramUnpairCmd struct {
-	ID int64 `arg:"" help:"The device's id (buddi telegram devices)."`
+	ID   int64 `arg:"" help:"The device's id (buddi telegram devices)."`
+	JSON bool  `name:"json" help:"Print JSON: {\"ok\",\"id\"}."`
 }
 
 func (c telegramUnpairCmd) Run(env *runEnv) error {
@@ -166,6 +169,5 @@ func (c telegramUnpairCmd) Run(env *runEnv) error {
 	if err := (&telegram.Store{Pool: src.Pool}).Unpair(env.ctx, c.ID); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%v: `buddi telegram devices` lists them", err)}
 	}
-	fmt.Fprintf(env.stdout, "device %d unpaired\n", c.ID)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"id": c.ID}), "device %d unpaired", c.ID)
 }

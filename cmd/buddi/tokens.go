@@ -17,6 +17,7 @@ type tokensCmd struct {
 type tokensCreateCmd struct {
 	Name     string `arg:"" help:"A name for the token: who or what holds it (letters, digits, dots, dashes, underscores)."`
 	ReadOnly bool   `name:"read-only" help:"It may only list the agents and the approvals, not ask an agent."`
+	JSON     bool   `name:"json" help:"Print JSON: {\"ok\",\"name\",\"token\",\"read_only\",\"endpoint\"} (the token is shown this once)."`
 }
 
 func (c tokensCreateCmd) Run(env *runEnv) error {
@@ -36,13 +37,17 @@ func (c tokensCreateCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
+	endpoint := "http://" + cfg.WebAddr() + "/mcp"
+	if c.JSON {
+		return writeJSON(env, acted(map[string]any{"name": c.Name, "token": token, "read_only": c.ReadOnly, "endpoint": endpoint}))
+	}
 	fmt.Fprintln(env.stdout, token)
 	what := "ask the agents and list the agents and approvals"
 	if c.ReadOnly {
 		what = "list the agents and approvals (read-only)"
 	}
-	fmt.Fprintf(env.stderr, "Token %s may %s at http://%s/mcp, sent as \"Authorization: Bearer <token>\".\n"+
-		"It is shown this once: buddi keeps only a keyed hash. Revoke it with `buddi tokens revoke %s`.\n", c.Name, what, cfg.WebAddr(), c.Name)
+	fmt.Fprintf(env.stderr, "Token %s may %s at %s, sent as \"Authorization: Bearer <token>\".\n"+
+		"It is shown this once: buddi keeps only a keyed hash. Revoke it with `buddi tokens revoke %s`.\n", c.Name, what, endpoint, c.Name)
 	return nil
 }
 
@@ -90,6 +95,7 @@ func (c tokensListCmd) Run(env *runEnv) error {
 
 type tokensRevokeCmd struct {
 	Name string `arg:"" help:"The token's name (see buddi tokens list)."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"name\"}."`
 }
 
 func (c tokensRevokeCmd) Run(env *runEnv) error {
@@ -105,6 +111,5 @@ func (c tokensRevokeCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "token %s revoked: its next request is refused\n", c.Name)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"name": c.Name}), "token %s revoked: its next request is refused", c.Name)
 }

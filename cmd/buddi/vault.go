@@ -60,6 +60,7 @@ func vaultExit(err error) error {
 
 type vaultSetCmd struct {
 	Name string `arg:"" help:"The secret's name, like TELEGRAM_BOT_TOKEN."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"name\",\"vault\"} (never the value)."`
 }
 
 func (c vaultSetCmd) Run(env *runEnv) error {
@@ -77,8 +78,7 @@ func (c vaultSetCmd) Run(env *runEnv) error {
 	if err := v.Set(c.Name, value); err != nil {
 		return vaultExit(err)
 	}
-	fmt.Fprintf(env.stdout, "%s stored in %s\n", c.Name, v)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"name": c.Name, "vault": fmt.Sprint(v)}), "%s stored in %s", c.Name, v)
 }
 
 // readSecret reads one line (or the whole input) and trims the line end.
@@ -125,6 +125,7 @@ func (c vaultGetCmd) Run(env *runEnv) error {
 
 type vaultDeleteCmd struct {
 	Name string `arg:"" help:"The secret's name."`
+	JSON bool   `name:"json" help:"Print JSON: {\"ok\",\"name\"}."`
 }
 
 func (c vaultDeleteCmd) Run(env *runEnv) error {
@@ -138,8 +139,7 @@ func (c vaultDeleteCmd) Run(env *runEnv) error {
 		}
 		return vaultExit(err)
 	}
-	fmt.Fprintf(env.stdout, "%s deleted\n", c.Name)
-	return nil
+	return report(env, c.JSON, acted(map[string]any{"name": c.Name}), "%s deleted", c.Name)
 }
 
 type vaultListCmd struct {

@@ -346,10 +346,14 @@ func List(ctx context.Context, q eventlog.Querier, f Filter) ([]Record, error) {
 
 // Preview renders the owner's card from the action alone (never from model text): the
 // summary, the tool's preview, the targets, the choices and what the approval binds.
-func (r Record) Preview() string {
+func (r Record) Preview() string { return r.PreviewBy(r.Agent) }
+
+// PreviewBy is Preview naming the agent that asked as asker (its handle, where the caller
+// knows it).
+func (r Record) PreviewBy(asker string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", r.Envelope.Summary)
-	fmt.Fprintf(&b, "tool %s %s, asked by %s; %s until %s\n", r.Tool, r.ToolVersion, r.Agent, r.Approval.State, r.ExpiresAt.Local().Format("2006-01-02 15:04"))
+	fmt.Fprintf(&b, "tool %s %s, asked by %s; %s until %s\n", r.Tool, r.ToolVersion, asker, r.Approval.State, r.ExpiresAt.Local().Format("2006-01-02 15:04"))
 	if len(r.Envelope.Effects) > 0 {
 		effects := make([]string, len(r.Envelope.Effects))
 		for i, e := range r.Envelope.Effects {

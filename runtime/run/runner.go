@@ -190,7 +190,7 @@ func (r *Runner) open(ctx context.Context, m Meta, args *StartArgs) (opening, er
 					return err
 				}
 				if !found {
-					return noAccount(args.Agent, as)
+					return noAccount(args.Agent, r.handle(args.Agent), as)
 				}
 				o.m.Account, o.m.Model = as.Account, as.Model
 				o.account, o.accErr = r.Accounts.GetIn(ctx, tx, as.Account)
@@ -249,9 +249,9 @@ func (r *Runner) provider(ctx context.Context, m Meta, read *opening) (provider.
 	var secret string
 	var err error
 	if read != nil {
-		a, secret, err = usable(r.Secrets, m.Agent, m.Account, read.account, read.accErr)
+		a, secret, err = usable(r.Secrets, m.Agent, r.handle(m.Agent), m.Account, read.account, read.accErr)
 	} else {
-		a, secret, err = credential(ctx, r.Accounts, r.Secrets, m.Agent, m.Account)
+		a, secret, err = credential(ctx, r.Accounts, r.Secrets, m.Agent, r.handle(m.Agent), m.Account)
 	}
 	if err != nil {
 		return nil, err
@@ -264,17 +264,17 @@ func (r *Runner) provider(ctx context.Context, m Meta, read *opening) (provider.
 }
 
 // credential reads the account name and its secret, or says in a typed problem why the agent
-// cannot use it.
-func credential(ctx context.Context, accounts *account.Store, secrets Secrets, agent, name string) (account.Account, string, error) {
+// (named handle to the owner) cannot use it.
+func credential(ctx context.Context, accounts *account.Store, secrets Secrets, agent, handle, name string) (account.Account, string, error) {
 	a, err := accounts.Get(ctx, name)
-	return usable(secrets, agent, name, a, err)
+	return usable(secrets, agent, handle, name, a, err)
 }
 
 // usable is credential for the account name as read (a, or the error of reading it).
-func usable(secrets Secrets, agent, name string, a account.Account, err error) (account.Account, string, error) {
+func usable(secrets Secrets, agent, handle, name string, a account.Account, err error) (account.Account, string, error) {
 	if errors.Is(err, account.ErrNotFound) {
 		return a, "", &Problem{Kind: "no-account", Agent: agent, Err: err,
-			Sentence: fmt.Sprintf("The model account %s no longer exists: give %s another with `buddi agents set`.", name, agent)}
+			Sentence: fmt.Sprintf("The model account %s no longer exists: give %s another with `buddi agents set %s --account NAME --model MODEL`.", name, handle, handle)}
 	}
 	if errors.Is(err, account.ErrUnsealed) {
 		// Its base URL and secret name are not the owner's word: the key is not sent.
@@ -299,30 +299,56 @@ func usable(secrets Secrets, agent, name string, a account.Account, err error) (
 	return a, secret, nil
 }
 
-// Check says whether agent can run now: it has an account and model, the account is enabled
-// and its credential is in the vault. A problem is typed and says what to do; a nil problem
-
-// noAccount is the problem of an agent with no model account assigned, or with an
-// assignment buddi did not seal (as.Refused).
-func noAccount(agent string, as account.Assignment) *Problem {
+// noAccount is the problem of an agent (its id, and the handle the owner knows it by) with
+// no model account assigned, or with an assignment buddi did not seal (as.Refused).
+func noAccount(agent, handle string, as account.Assignment) *Problem {
 	if as.Refused != "" {
 		return &Problem{Kind: "account-refused", Agent: agent,
-			Sentence: fmt.Sprintf("%s's model account assignment is refused (%s): %s.", agent, as.Refused, account.FixAssignment(agent))}
+			Sentence: fmt.Sprintf("%s's model account assignment is refused (%s): %s.", handle, as.Refused, account.FixAssignment(handle))}
 	}
 	return &Problem{Kind: "no-account", Agent: agent,
-		Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", agent, agent)}
+		Sentence: fmt.Sprintf("%s has no model account yet: give it one with `buddi agents set %s --account NAME --model MODEL`.", handle, handle)}
 }
 
-// with a nil error means it can run.
-func Check(ctx context.Context, accounts *account.Store, secrets Secrets, agent string) (*Problem, error) {
+// Check says whether agent can run now: it has an account and model, the account is enabled
+// and its credential is in the vault. A problem is typed and says what to do; a nil problem
+// with a nil error means it can run. Its sentence names the agent by its handle, as the
+// owner knows it.
+func Check(ctx context.Context, accounts *account.Store, secrets Secrets, agent agents.Agent) (*Problem, error) {
+	return check(ctx, accounts, secrets, agent.ID, agent.Handle)
+}
+
+// Check is the package's Check for the agent with id, named by its handle from the
+// runner's catalog.
+func (r *Runner) Check(ctx context.Context, secrets Secrets, id string) (*Problem, error) {
+	return check(ctx, r.Accounts, secrets, id, r.handle(id))
+}
+
+// handle is the handle of the agent with id, for the owner's sentences: the catalog's, or
+// the id itself when the catalog cannot say.
+func (r *Runner) handle(id string) string {
+	if r.Catalog == nil {
+		return id
+	}
+	cat, err := r.Catalog()
+	if err != nil {
+		return id
+	}
+	if a, ok := cat.ByID(id); ok && a.Handle != "" {
+		return a.Handle
+	}
+	return id
+}
+
+func check(ctx context.Context, accounts *account.Store, secrets Secrets, agent, handle string) (*Problem, error) {
 	as, found, err := accounts.Assigned(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
-		return noAccount(agent, as), nil
+		return noAccount(agent, handle, as), nil
 	}
-	_, _, err = credential(ctx, accounts, secrets, agent, as.Account)
+	_, _, err = credential(ctx, accounts, secrets, agent, handle, as.Account)
 	var p *Problem
 	if errors.As(err, &p) {
 		return p, nil

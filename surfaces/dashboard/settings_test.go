@@ -64,7 +64,7 @@ func serveSettings(t *testing.T) settingsBundle {
 		Chat: &dashboard.Chat{
 			Catalog: func() (*agents.Catalog, error) { return agents.Load(agents.Config{AgentsDir: dir}) },
 			Available: func(ctx context.Context, agent string) (bool, string) {
-				p, err := run.Check(ctx, b.accounts, b.vault, agent)
+				p, err := (&run.Runner{Accounts: b.accounts}).Check(ctx, b.vault, agent)
 				if err != nil {
 					return false, err.Error()
 				}
