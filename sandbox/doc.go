@@ -9,7 +9,8 @@
 //
 // [Launch] is used in place of exec.Cmd.Start, and its result's Finish once the command has
 // ended ([Start] finishes by itself, for a caller that reads no report; [Prepare] rewrites a
-// command that a library starts itself, such as chromedp). It does not start the program: it
+// command that another package starts itself, such as the screenshot tool's Chromium with its
+// DevTools pipe). It does not start the program: it
 // starts this same binary again (/proc/self/exe) in a new mount namespace, a new IPC
 // namespace and a new PID namespace (and, for an account that is not root, a user namespace
 // mapping only its own uid and gid, in which the launcher holds CAP_SYS_ADMIN and
