@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"buddi/metrics"
 )
 
 // escalationBuffer is how many escalations wait for a reader before more are
@@ -93,6 +95,7 @@ func (s *System) emit(ev SupervisorEvent) {
 		slog.String("reason", ev.Reason),
 		slog.Int("restarts", ev.Restarts),
 		slog.Bool("escalated", ev.Escalated))
+	metrics.ActorDecision(ev.Kind == EventRestarted, ev.Supervisor)
 	if s.sink == nil {
 		return
 	}

@@ -38,6 +38,7 @@ import (
 	"buddi/internal/logfile"
 	"buddi/internal/procenv"
 	"buddi/internal/timezone"
+	"buddi/metrics"
 	"buddi/migrations"
 	"buddi/pgcluster"
 	"buddi/plugins"
@@ -332,9 +333,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		scheduler.Jobs{Store: missions, Start: missionStarter(convs, runner), Reminders: reminderLimits, Wake: reminderWaker(convs, runner)},
 		queue.DeadLetters{Pool: src.Pool, Report: func(msg string) { log.Warn("incident: " + msg); incidentTeller(owner)(msg) }},
 		notify.UnknownWatch{Notifier: notices}, dailyBackup(cfg, src, log))
-	q, err := queue.New(riverPool, queue.Options{Log: log, Register: register, Periodic: periodic, Queues: map[string]int{run.Queue: 50}})
+	traces, stopTraces := metrics.Traces(ctx, os.Getenv, log) // only with an OpenTelemetry exporter configured
+	defer stopTraces()
+	q, err := queue.New(riverPool, queue.Options{Log: log, Register: register, Periodic: periodic, Queues: map[string]int{run.Queue: 50}, Plugins: metrics.QueuePlugins(traces)})
 	if err != nil {
 		return err
+	}
+	queueUI, err := dashboard.QueueUI(q.Client(), log)
+	if err != nil {
+		log.Warn("the queue's UI is not served", "err", err)
 	}
 	if err := recoverAtStart(ctx, src.Pool, runner, exec, devStore, procs, log); err != nil {
 		return err
@@ -344,7 +351,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String(), vault: secrets}
 	w := &wired{cfg: cfg, log: log, src: src, seal: sealKey, secrets: secrets, scrub: scrub, reg: reg, insert: insert,
 		hub: hub, convs: convs, catalog: catalog, runner: runner, tree: tree, devStore: devStore, procs: procs,
-		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, health: h, cliToken: cliToken, node: node, presence: presence}
+		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, queueUI: queueUI, health: h, cliToken: cliToken, node: node, presence: presence}
 	services := supervisor.Services{
 		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(w.dashboardDeps()) }),
 		Preview:   dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -18,6 +20,8 @@ import (
 	"buddi/core/seal"
 	"buddi/core/vault"
 	"buddi/dbsource"
+	"buddi/metrics"
+	"buddi/migrations"
 	"buddi/plugins/developer"
 	"buddi/queue"
 	"buddi/runtime/live"
@@ -52,6 +56,7 @@ type wired struct {
 	previewSrv  *preview.Server
 	previewPort int
 	q           *queue.Queue
+	queueUI     http.Handler // River's own UI; nil when it could not be built
 	health      *healthSource
 	cliToken    string
 	node        *tailnet.Node // nil with the tailnet off
@@ -126,7 +131,16 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken,
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
-		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler(), Modes: modeStore(src.Pool, w.seal, log)}
+		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler(), Modes: modeStore(src.Pool, w.seal, log),
+		Metrics: metrics.Handler(metrics.Sources{DB: src.Pool, RiverSchema: migrations.RiverSchema, TelegramLastPoll: w.telegramLastPoll(), Log: log}), QueueUI: w.queueUI}
+}
+
+// telegramLastPoll reads when Telegram was last polled, for /metrics; nil without a bot.
+func (w *wired) telegramLastPoll() func(ctx context.Context) (time.Time, error) {
+	if !w.health.telegram {
+		return nil
+	}
+	return (&telegram.Store{Pool: w.src.Pool}).LastPoll
 }
 
 // telegram is the Telegram surface's actor when a bot token is set, nil otherwise.

@@ -13,6 +13,7 @@ import (
 	"buddi/core/action"
 	"buddi/core/registry"
 	"buddi/internal/text"
+	"buddi/metrics"
 	"buddi/plugins"
 )
 
@@ -92,6 +93,7 @@ func (e *Executor) ExecuteApproved(ctx context.Context, id string) (action.Recor
 	// job's context is cancelled now, and held until the database takes it.
 	out := d.out
 	state := action.State(out.Status)
+	metrics.ToolCall(string(plugins.TierGated), string(state))
 	reason := ""
 	if out.Err != nil {
 		reason = text.FirstLine(out.Err.Error())
@@ -186,6 +188,7 @@ func (e *Executor) end(ctx context.Context, rec action.Record, to action.State, 
 		return err
 	})
 	e.log.Warn("action not executed", "action", rec.ID, "tool", rec.Tool, "state", to, "reason", reason)
+	metrics.ToolCall(string(plugins.TierGated), string(to))
 	return final, err
 }
 

@@ -23,6 +23,7 @@ import (
 	"buddi/core/registry"
 	"buddi/core/seal"
 	"buddi/internal/text"
+	"buddi/metrics"
 	"buddi/plugins"
 )
 
@@ -178,6 +179,7 @@ func (e *Executor) refuse(ctx context.Context, call plugins.Call, err error) (Pr
 	}); aerr != nil {
 		return Proposed{}, aerr
 	}
+	metrics.ToolCall("", "refused")
 	return Proposed{Refusal: reason}, nil
 }
 
@@ -197,6 +199,7 @@ func (e *Executor) runNow(ctx context.Context, call plugins.Call, res registry.R
 		return Proposed{}, err
 	}
 	out, reason := d.out, ""
+	metrics.ToolCall(string(res.Tier), string(out.Status))
 	if out.Err != nil {
 		reason = text.FirstLine(out.Err.Error())
 	}

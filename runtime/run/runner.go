@@ -24,6 +24,7 @@ import (
 	"buddi/core/registry"
 	"buddi/core/vault"
 	"buddi/internal/text"
+	"buddi/metrics"
 	"buddi/plugins"
 	"buddi/runtime/account"
 	"buddi/runtime/live"
@@ -214,6 +215,7 @@ func (r *Runner) open(ctx context.Context, m Meta, args *StartArgs) (opening, er
 		return o, err
 	}
 	if started {
+		metrics.RunStarted()
 		r.publish(live.Event{ConversationID: o.m.ConversationID, RunID: o.m.RunID, Type: "run.started", Tool: o.m.Agent})
 	}
 	return o, nil
@@ -526,6 +528,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "text", Text: t})
 		}
 	}
+	began := time.Now()
 	res, err := p.Stream(ctx, req, func(ev provider.Event) {
 		switch ev.Type {
 		case provider.EventTextDelta:
@@ -537,6 +540,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		}
 	})
 	showText(text.Flush()) // the end of the stream, or where it was cut short
+	metrics.ModelStep(m.Wire, time.Since(began), err, provider.Classify(err).String())
 	if err != nil {
 		if rerr := r.Conversations.Release(context.WithoutCancel(ctx), m.ConversationID); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -827,6 +831,7 @@ func (r *Runner) finish(ctx context.Context, m Meta) error {
 	if r.Finished != nil {
 		r.Finished(wctx, m, func() string { return r.lastText(wctx, m) })
 	}
+	metrics.RunFinished(metrics.RunAnswered)
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.finished"})
 	if next != "" {
 		r.publish(live.Event{ConversationID: m.ConversationID, RunID: next, Type: "owner.joined"})
@@ -949,6 +954,7 @@ func (r *Runner) Close(ctx context.Context, m Meta, cause error) error {
 	}); err != nil {
 		return err
 	}
+	metrics.RunFinished(metrics.RunFailed)
 	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.failed", Text: sentence, Retry: retry})
 	return nil
 }

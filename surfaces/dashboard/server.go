@@ -103,6 +103,10 @@ type Deps struct {
 	// only, outside the dashboard's credential and request deadline: it checks its own tokens,
 	// and an ask waits for a run.
 	MCP http.Handler
+	// Metrics serves /metrics (metrics.Handler); nil leaves the route out.
+	Metrics http.Handler
+	// QueueUI is River's own UI (QueueUI), served under QueueUIPrefix; nil leaves it out.
+	QueueUI http.Handler
 	// RequestTimeout bounds every request but a websocket, its credential's check included,
 	// so a database that hangs gets the owner an answer, not a wait. Default 15 s.
 	RequestTimeout time.Duration
@@ -186,6 +190,8 @@ func NewServer(deps Deps) *Server {
 	s.settingsRoutes()
 	s.watchRoutes()
 	s.phoneRoutes()
+	s.metricsRoutes()
+	s.queueUIRoutes()
 	s.mux.Handle("GET /", webUI())
 	s.routes = append(s.routes, "GET /")
 	handler := s.gate(mux)
