@@ -341,6 +341,7 @@ export function pages({ api, painter, act, say, when }) {
       h('div', { class: 'scroll' }, h('table', {}, Object.keys(jobs).sort().map(k => h('tr', {}, h('td', {}, k), h('td', {}, jobs[k]))))),
       q.failed ? h('p', {}, h('a', { href: '#/home' }, words(' ', q.failed, q.failed === 1 ? 'failed job' : 'failed jobs', 'on Home'))) : null,
       (q.queues || []).length ? h('p', { class: 'muted' }, words(', ', q.queues.map(x => x.paused ? words(' ', x.name, '(paused)') : x.name))) : null,
+      h('p', {}, h('a', { href: '/river/' }, 'The queue in detail (River’s own view)'), ' · ', h('a', { href: '/metrics' }, 'Metrics for Prometheus')),
       h('h2', {}, 'Database'),
       h('p', {}, db.reachable ? words(' ', 'PostgreSQL', db.version || '', 'answers') : words(' ', 'The database does not answer:', db.error || '')),
       h('div', { class: 'muted' }, words(' · ', db.source || '', db.target || '')),
