@@ -31,7 +31,21 @@ func (s *Server) view(rec action.Record) approvalJSON {
 
 // viewWith is rec as the dashboard shows it, with the reusable tools already looked up.
 func (s *Server) viewWith(reusable map[string]bool, rec action.Record) approvalJSON {
-	return approvalJSON{Record: rec, Card: rec.Preview(), Reusable: reusable[rec.Tool] && rec.DelegationDepth == 0}
+	return approvalJSON{Record: rec, Card: rec.PreviewBy(s.handleOf(rec.Agent)), Reusable: reusable[rec.Tool] && rec.DelegationDepth == 0}
+}
+
+// handleOf is how the owner knows the agent id: its handle (@buddi), or the id when the
+// catalogue does not know it.
+func (s *Server) handleOf(id string) string {
+	if s.deps.Chat == nil || s.deps.Chat.Catalog == nil {
+		return id
+	}
+	if cat, err := s.deps.Chat.Catalog(); err == nil {
+		if a, ok := cat.ByID(id); ok && a.Handle != "" {
+			return a.Handle
+		}
+	}
+	return id
 }
 
 // reusable names the tools that opt into standing permissions; a tool the registry does not
