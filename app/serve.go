@@ -484,6 +484,15 @@ func (h *healthSource) Report(ctx context.Context) health.Report {
 			rep.Problems = append(rep.Problems, rep.Tailnet.Problem)
 		}
 	}
+	if d, err := health.DiskAt(h.cfg.Home); err == nil {
+		rep.Disk = d
+		switch d.State {
+		case health.DiskFull:
+			rep.Problems = append(rep.Problems, d.Problem)
+		case health.DiskLow:
+			rep.Warnings = append(rep.Warnings, d.Problem)
+		}
+	}
 	if len(rep.Problems) > 0 {
 		rep.Status = "degraded"
 	}

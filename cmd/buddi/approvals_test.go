@@ -51,8 +51,18 @@ func TestApprovalsCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].ID != rec.ID {
 		t.Fatalf("list --json: exit %d\n%s%s", code, out, errOut)
 	}
+	// The agent that asked is named by its handle beside its id in JSON, by its handle in text.
+	var named []map[string]any
+	if json.Unmarshal([]byte(out), &named) != nil || len(named) != 1 || named[0]["agent"] != "concierge" || named[0]["agent_handle"] != "@buddi" {
+		t.Errorf("list --json names the agent: %s", out)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "approvals", "list")
+	if code != 0 || !strings.Contains(out, " @buddi ") || strings.Contains(out, "concierge") {
+		t.Errorf("list names the agent by its handle: exit %d\n%s", code, out)
+	}
 	code, out, _ = runBuddi(t, vars, time.Minute, "approvals", "show", rec.ID)
-	if code != 0 || !strings.Contains(out, "To: ann@example.com") || !strings.Contains(out, "choose from: me@example.com | alias@example.com") {
+	if code != 0 || !strings.Contains(out, "To: ann@example.com") || !strings.Contains(out, "choose from: me@example.com | alias@example.com") ||
+		!strings.Contains(out, "asked by @buddi") {
 		t.Errorf("show: exit %d\n%s", code, out)
 	}
 	code, _, errOut = runBuddi(t, vars, time.Minute, "approvals", "approve", rec.ID, "--pick", "from=evil@example.com")
@@ -114,8 +124,9 @@ func TestPermissionsCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].ID != granted.ID {
 		t.Fatalf("permissions list --json: exit %d\n%s", code, out)
 	}
-	if code, out, _ := runBuddi(t, vars, time.Minute, "permissions", "revoke", strconv.FormatInt(granted.ID, 10)); code != 0 || !strings.Contains(out, "revoked") {
-		t.Errorf("revoke: exit %d\n%s", code, out)
+	if code, out, _ := runBuddi(t, vars, time.Minute, "permissions", "revoke", strconv.FormatInt(granted.ID, 10), "--json"); code != 0 ||
+		!strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"id": `+strconv.FormatInt(granted.ID, 10)) {
+		t.Errorf("revoke --json: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runBuddi(t, vars, time.Minute, "permissions", "revoke", strconv.FormatInt(granted.ID, 10)); code != 1 || !strings.Contains(errOut, "buddi permissions list") {
 		t.Errorf("second revoke: exit %d\n%s", code, errOut)

@@ -95,12 +95,6 @@ func (h handles) find(id string) (string, bool) {
 	return a.Handle, ok
 }
 
-// ref is the agent's id and handle, for JSON (the handle empty when no agent has that id).
-func (h handles) ref(id string) agentRef {
-	handle, _ := h.find(id)
-	return agentRef{ID: id, Handle: handle}
-}
-
 // annotate is v (an object or a list of objects, each naming an agent by id in "agent") as
 // JSON values with each object's "agent_handle" beside its "agent" ("" when no agent has
 // that id, as for a role:NAME mission). Numbers keep their exact digits.
