@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -13,6 +14,7 @@ import (
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
 	"buddi/plugins/host"
+	"buddi/plugins/web"
 	"buddi/runtime/delegate"
 	"buddi/runtime/platform"
 	"buddi/runtime/run"
@@ -47,6 +49,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 	return []plugins.Manifest{
 		developer.Manifest(deps),
 		host.Manifest(host.Deps{}),
+		web.Manifest(web.Deps{Pool: pool, Search: web.SearchFromEnv(os.Getenv)}),
 		run.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
 		platform.Manifest(), // bound to the catalogue and registry in buddi serve (platform.Bind)

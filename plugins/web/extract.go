@@ -1,0 +1,346 @@
+package web
+
+import (
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// maxTitle bounds a page's title, in bytes.
+const maxTitle = 300
+
+// maxLinkURL bounds a link target written after its text; a longer one is left out.
+const maxLinkURL = 300
+
+// dropped are the elements whose whole subtree never reaches the text: code, styling,
+// pictures, embedded documents, form controls and the page's chrome (navigation, header,
+// footer, sidebars).
+var dropped = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Svg: true, atom.Math: true, atom.Noscript: true,
+	atom.Template: true, atom.Iframe: true, atom.Frame: true, atom.Frameset: true, atom.Object: true,
+	atom.Embed: true, atom.Canvas: true, atom.Audio: true, atom.Video: true, atom.Picture: true,
+	atom.Head: true, atom.Nav: true, atom.Header: true, atom.Footer: true, atom.Aside: true,
+	atom.Form: true, atom.Button: true, atom.Select: true, atom.Textarea: true, atom.Input: true,
+	atom.Dialog: true, atom.Menu: true,
+}
+
+// blocks are the elements that end a line of text before and after them.
+var blocks = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.Section: true, atom.Article: true, atom.Main: true,
+	atom.Blockquote: true, atom.Pre: true, atom.Table: true, atom.Tr: true, atom.Ul: true,
+	atom.Ol: true, atom.Dl: true, atom.Dt: true, atom.Dd: true, atom.Figure: true,
+	atom.Figcaption: true, atom.Hr: true, atom.Address: true, atom.Details: true,
+	atom.Summary: true, atom.Caption: true, atom.Body: true, atom.Html: true,
+}
+
+// headings are h1 to h6 and their level.
+var headings = map[atom.Atom]int{atom.H1: 1, atom.H2: 2, atom.H3: 3, atom.H4: 4, atom.H5: 5, atom.H6: 6}
+
+// Extracted is a page's readable text.
+type Extracted struct {
+	Title     string // the page's <title>, or its first heading
+	Text      string // headings, paragraphs, list items and links' text, one block a paragraph
+	Truncated bool   // the text was cut at the limit
+}
+
+// ExtractHTML reads the readable text of an HTML document, at most limit bytes of it. It
+// drops script, style, svg, noscript, template, iframe and the rest of [dropped], the page's
+// chrome (head, nav, header, footer, aside), elements marked hidden, HTML comments with their
+// contents, and every attribute. A link keeps its text, followed by its target in brackets
+// when the href is an absolute http or https URL. White space is collapsed; invisible
+// characters (controls, zero-width and direction marks, tag characters) are removed. The
+// one document it refuses is one nested deeper than the parser reads (512 elements).
+func ExtractHTML(doc string, limit int) (Extracted, error) {
+	root, err := html.Parse(strings.NewReader(doc))
+	if err != nil {
+		return Extracted{}, err
+	}
+	w := &writer{limit: limit}
+	title := findTitle(root)
+	w.walk(root, 0)
+	text, cut := w.finish()
+	if title == "" {
+		title = w.firstHeading
+	}
+	return Extracted{Title: title, Text: text, Truncated: cut}, nil
+}
+
+// ExtractPlain is the readable form of a text/plain body: its lines with invisible characters
+// removed, runs of blank lines made one, at most limit bytes.
+func ExtractPlain(body string, limit int) Extracted {
+	w := &writer{limit: limit}
+	for line := range strings.Lines(body) {
+		if strings.TrimSpace(clean(line)) == "" {
+			w.paragraph()
+			continue
+		}
+		w.text(line)
+		w.newline()
+	}
+	text, cut := w.finish()
+	return Extracted{Text: text, Truncated: cut}
+}
+
+// findTitle returns the document's <title> text, collapsed and bounded.
+func findTitle(n *html.Node) string {
+	for d := range n.Descendants() {
+		if d.Type == html.ElementNode && d.DataAtom == atom.Title {
+			var b strings.Builder
+			for c := range d.Descendants() {
+				if c.Type == html.TextNode {
+					b.WriteString(c.Data)
+				}
+			}
+			return bound(collapse(clean(b.String())), maxTitle)
+		}
+	}
+	return ""
+}
+
+// writer gathers the text of a walk: lines of collapsed text, blocks separated by a blank
+// line, at most limit bytes.
+type writer struct {
+	limit        int
+	b            strings.Builder
+	line         strings.Builder // the line being written
+	pendingSpace bool
+	cut          bool
+	firstHeading string
+}
+
+// full reports whether the limit is reached.
+func (w *writer) full() bool { return w.cut || w.b.Len()+w.line.Len() > w.limit }
+
+func (w *writer) walk(n *html.Node, pre int) {
+	if w.full() {
+		w.cut = true
+		return
+	}
+	switch n.Type {
+	case html.CommentNode, html.DoctypeNode, html.RawNode:
+		return
+	case html.TextNode:
+		if pre > 0 {
+			w.preText(n.Data)
+		} else {
+			w.text(n.Data)
+		}
+		return
+	case html.ElementNode:
+		if dropped[n.DataAtom] || hidden(n) || n.Namespace != "" {
+			return
+		}
+	}
+	a := n.DataAtom
+	switch {
+	case n.Type != html.ElementNode:
+		w.children(n, pre)
+	case headings[a] > 0:
+		w.paragraph()
+		w.line.WriteString(strings.Repeat("#", headings[a]) + " ")
+		w.children(n, pre)
+		if w.firstHeading == "" && headings[a] == 1 {
+			w.firstHeading = bound(strings.TrimSpace(strings.TrimLeft(w.line.String(), "#")), maxTitle)
+		}
+		w.paragraph()
+	case a == atom.Li:
+		w.newline()
+		w.line.WriteString("- ")
+		w.children(n, pre)
+		w.newline()
+	case a == atom.Br:
+		w.newline()
+	case a == atom.Td || a == atom.Th:
+		w.space()
+		w.children(n, pre)
+		w.space()
+	case a == atom.Pre:
+		w.paragraph()
+		w.children(n, pre+1)
+		w.paragraph()
+	case a == atom.A:
+		w.children(n, pre)
+		if target := linkTarget(n); target != "" {
+			w.text(" (" + target + ")")
+		}
+	case a == atom.Img:
+		// Pictures have no text here: their alt attribute is an attribute, and dropped.
+	case blocks[a]:
+		w.paragraph()
+		w.children(n, pre)
+		w.paragraph()
+	default:
+		w.children(n, pre)
+	}
+}
+
+func (w *writer) children(n *html.Node, pre int) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		w.walk(c, pre)
+	}
+}
+
+// text adds s with its white space collapsed. Text nodes next to each other join without a
+// space unless one of them has white space at the seam ("bold" + "er" is "bolder").
+func (w *writer) text(s string) {
+	s = clean(s)
+	if s == "" {
+		return
+	}
+	if startsWithSpace(s) {
+		w.pendingSpace = true
+	}
+	for _, f := range strings.Fields(s) {
+		if w.pendingSpace {
+			w.sep()
+		}
+		w.line.WriteString(f)
+		w.pendingSpace = true
+	}
+	w.pendingSpace = endsWithSpace(s)
+}
+
+// sep writes one space unless the line is empty or already ends in one.
+func (w *writer) sep() {
+	l := w.line.String()
+	if l != "" && !strings.HasSuffix(l, " ") {
+		w.line.WriteByte(' ')
+	}
+	w.pendingSpace = false
+}
+
+// space asks for a space before the next text.
+func (w *writer) space() { w.pendingSpace = true }
+
+// preText adds preformatted text: its lines kept, each line's spaces collapsed.
+func (w *writer) preText(s string) {
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			w.newline()
+		}
+		w.text(line)
+	}
+}
+
+// newline ends the current line.
+func (w *writer) newline() {
+	l := strings.TrimSpace(w.line.String())
+	w.line.Reset()
+	w.pendingSpace = false
+	if strings.Trim(l, "#- ") == "" { // nothing but a heading's or an item's mark
+		return
+	}
+	w.b.WriteString(l)
+	w.b.WriteByte('\n')
+}
+
+// paragraph ends the current line and leaves one blank line after the text so far.
+func (w *writer) paragraph() {
+	w.newline()
+	s := w.b.String()
+	if s != "" && !strings.HasSuffix(s, "\n\n") {
+		w.b.WriteByte('\n')
+	}
+}
+
+// finish returns the text, cut at the limit on a rune boundary.
+func (w *writer) finish() (string, bool) {
+	w.newline()
+	text := strings.TrimSpace(w.b.String())
+	if len(text) > w.limit {
+		text = strings.TrimSpace(bound(text, w.limit))
+		w.cut = true
+	}
+	return text, w.cut
+}
+
+// hidden reports whether an element is marked as not shown: the hidden attribute,
+// aria-hidden="true", or an inline style that hides it. Such text is what a page shows a
+// model and not a reader.
+func hidden(n *html.Node) bool {
+	for _, at := range n.Attr {
+		switch strings.ToLower(at.Key) {
+		case "hidden":
+			return true
+		case "aria-hidden":
+			if strings.EqualFold(strings.TrimSpace(at.Val), "true") {
+				return true
+			}
+		case "style":
+			s := strings.ToLower(strings.Join(strings.Fields(at.Val), ""))
+			for _, h := range []string{"display:none", "visibility:hidden", "font-size:0", "opacity:0;", "opacity:0!"} {
+				if strings.Contains(s+";", h) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// linkTarget is an a element's href when it is an absolute http or https URL without
+// credentials and not too long; "" otherwise.
+func linkTarget(n *html.Node) string {
+	for _, at := range n.Attr {
+		if !strings.EqualFold(at.Key, "href") {
+			continue
+		}
+		u, err := url.Parse(strings.TrimSpace(at.Val))
+		if err != nil || u.User != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return ""
+		}
+		s := u.String()
+		if len(s) > maxLinkURL || strings.ContainsAny(s, " \n\t()") {
+			return ""
+		}
+		return s
+	}
+	return ""
+}
+
+// clean removes what a reader cannot see: control characters (but line ends and tabs),
+// zero-width characters, direction marks and overrides, the byte order mark, Unicode tag
+// characters, and invalid UTF-8.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == utf8.RuneError, unicode.IsControl(r),
+			r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x206F,
+			r == 0xFEFF, r == 0x00AD, r >= 0xE0000 && r <= 0xE007F:
+			return -1
+		case unicode.IsSpace(r):
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// collapse makes every run of white space one space and trims the ends.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// bound cuts s to at most n bytes, on a rune boundary.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func startsWithSpace(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return s != "" && unicode.IsSpace(r)
+}
+
+func endsWithSpace(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return s != "" && unicode.IsSpace(r)
+}
