@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -54,6 +55,7 @@ type cli struct {
 	Accounts    accountsCmd    `cmd:"" help:"Named provider accounts (their secrets stay in the vault)."`
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
 	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
+	Web         webCmd         `cmd:"" help:"Read a web page as text through the address guard, as an agent's web.read does."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up, idle memory and idle transactions."`
 	Logs        logsCmd        `cmd:"" help:"Print buddi serve's log (the file in $BUDDI_HOME/logs); -f follows it, --since 10m shows only the last 10 minutes."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`
@@ -123,14 +125,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			if ee.err != nil {
-				fmt.Fprintln(stderr, "buddi:", ee.err)
+				sayError(stderr, ee.err)
 			}
 			return ee.code
 		}
-		fmt.Fprintln(stderr, "buddi:", err)
+		sayError(stderr, err)
 		return exitCodeOf(err)
 	}
 	return doctor.ExitOK
+}
+
+// sayError prints err as the command's one sentence, after "buddi: " unless the sentence
+// already begins with buddi's name ("buddi is not running: …").
+func sayError(w io.Writer, err error) {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "buddi ") {
+		fmt.Fprintln(w, msg)
+		return
+	}
+	fmt.Fprintln(w, "buddi:", msg)
 }
 
 // exitCodeOf maps an error to the CLI's exit codes: 3 when something must be done first,

@@ -169,7 +169,7 @@ func TestEveryCommandIsGrouped(t *testing.T) {
 // runs, and starts no PostgreSQL to find out.
 func TestServerCommandsWithoutAServer(t *testing.T) {
 	t.Parallel()
-	const sentence = "buddi: buddi is not running: start it with `buddi serve` (or `buddi service install`)\n"
+	const sentence = "buddi is not running: start it with `buddi serve` (or `buddi service install`)\n"
 	home, _, vars := env(t)
 	check := func(args ...string) {
 		t.Helper()
