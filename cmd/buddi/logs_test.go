@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -280,5 +281,25 @@ func TestLogsServeWritesTheFile(t *testing.T) {
 	code, out, errOut := runBuddi(t, vars, time.Minute, "logs")
 	if code != 0 || !strings.Contains(out, "level=INFO msg=\"buddi is ready at http://") || strings.Contains(out, secret) {
 		t.Errorf("buddi logs: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// Why serve did not start is in the file too (a service's owner reads it with buddi logs).
+func TestLogsServeFailureInTheFile(t *testing.T) {
+	t.Parallel()
+	home, port, vars := env(t)
+	listenerOn(t, port)
+	code, _, errOut := runBuddi(t, vars, time.Minute, "serve")
+	if code == 0 {
+		t.Fatalf("serve on a taken port: exit 0\n%s", errOut)
+	}
+	file, err := os.ReadFile(filepath.Join(logfile.Dir(home), logfile.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ Level, Msg, Err string }
+	lines := bytes.Split(bytes.TrimSpace(file), []byte("\n"))
+	if err := json.Unmarshal(lines[len(lines)-1], &rec); err != nil || rec.Level != "ERROR" || rec.Msg != "buddi stopped" || !strings.Contains(rec.Err, strconv.Itoa(port)) {
+		t.Errorf("the file's last line is not why serve stopped (%v):\n%s\nterminal:\n%s", err, file, errOut)
 	}
 }
