@@ -38,7 +38,7 @@ var commandGroups = []commandGroup{
 	{"start", "Start:", []string{"init", "serve", "service", "dashboard", "doctor"}},
 	{"talk", "Talk:", []string{"chat", "ask", "telegram", "tailnet"}},
 	{"work", "Work and approvals:", []string{"approvals", "permissions", "missions", "reminders", "sentinels", "sources", "jobs", "pause", "resume"}},
-	{"agents", "Agents and plugins:", []string{"agents", "accounts", "vault", "plugins", "mcp", "tokens", "developer"}},
+	{"agents", "Agents and plugins:", []string{"agents", "accounts", "vault", "plugins", "mcp", "tokens", "developer", "web"}},
 	{"operate", "Operate:", []string{"db", "backup", "recovery", "logs", "bench", "completion", "help", "version"}},
 }
 

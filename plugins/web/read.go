@@ -208,6 +208,10 @@ func (r *Reader) failFetch(ctx context.Context, f *Fetch, u *url.URL, err error)
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		msg = fmt.Sprintf("%s did not answer in full within %s.", u.Redacted(), r.limits.Timeout)
 	default:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		msg = fmt.Sprintf("%s could not be read: %v.", u.Redacted(), strings.TrimSuffix(err.Error(), "."))
 	}
 	f.Outcome, f.Reason = outcome, msg

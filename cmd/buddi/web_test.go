@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"buddi/db"
+	"buddi/internal/pgtest"
+	"buddi/migrations"
+	"buddi/plugins/web"
+)
+
+// buddi web read of a server on this machine, in many spellings of its address, reaches it
+// zero times: exit 1 and one sentence each, with --json too.
+func TestWebReadRefusesThisMachine(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "<p>the dashboard</p>")
+	}))
+	defer ts.Close()
+	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	_, _, vars := env(t) // no buddi set up: nothing to record in, the read goes on
+	for _, host := range []string{"127.0.0.1", "localhost", "127.1", "0x7f.0.0.1", "0177.0.0.1", "2130706433", "[::ffff:127.0.0.1]", "LOCALHOST.", "127.0.0.1.nip.io"} {
+		for _, args := range [][]string{{"web", "read", "http://" + host + ":" + port + "/"}, {"web", "read", "--json", "http://" + host + ":" + port + "/"}} {
+			code, out, errOut := runBuddi(t, vars, time.Minute, args...)
+			if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "buddi: agents may not reach ") {
+				t.Errorf("buddi %v: exit %d, %q %q; want 1 and one sentence", args, code, out, errOut)
+			}
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the local server was reached %d times", n)
+	}
+}
+
+// With a database, the owner's read is recorded in web.fetches as the owner's, its reason
+// the guard's sentence, no body.
+func TestWebReadIsRecorded(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	pool, err := db.Open(ctx, dsn, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := migrations.Up(ctx, pool, nil, migrations.Set{Schema: web.Schema, FS: web.Migrations()}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, vars := env(t, "DATABASE_URL="+dsn)
+	code, _, errOut := runBuddi(t, vars, time.Minute, "web", "read", "--purpose", "check the dashboard", "http://localhost:4317/api/health")
+	if code != 1 || !strings.Contains(errOut, "port 4317 is not 80 or 443") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	rows, err := web.Store{Pool: pool}.Recent(ctx, web.Owner, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	if r.Tool != "web.read" || r.Purpose != "check the dashboard" || r.Host != "localhost" || r.Outcome != web.OutcomeBlocked ||
+		!strings.Contains(r.Reason, "port 4317") || r.Bytes != 0 || r.Status != 0 {
+		t.Errorf("row %+v", r)
+	}
+	raw, _ := json.Marshal(r)
+	t.Logf("row: %s", raw)
+}
