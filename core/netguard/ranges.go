@@ -31,18 +31,18 @@ var (
 		"255.255.255.255/32", // broadcast
 	)
 	blocked6 = prefixes(
-		"::/128",          // unspecified
-		"::1/128",         // loopback
-		"64:ff9b:1::/48",  // local-use NAT64
-		"100::/64",        // discard-only
-		"2001::/23",       // IETF protocol assignments (Teredo, benchmarking, ORCHID and the rest)
-		"2001:db8::/32",   // documentation
-		"3fff::/20",       // documentation
-		"5f00::/16",       // segment routing identifiers
-		"fc00::/7",        // unique local (the private ranges of IPv6)
-		"fe80::/10",       // link-local
-		"fec0::/10",       // site-local, deprecated
-		"ff00::/8",        // multicast
+		"::/128",         // unspecified
+		"::1/128",        // loopback
+		"64:ff9b:1::/48", // local-use NAT64
+		"100::/64",       // discard-only
+		"2001::/23",      // IETF protocol assignments (Teredo, benchmarking, ORCHID and the rest)
+		"2001:db8::/32",  // documentation
+		"3fff::/20",      // documentation
+		"5f00::/16",      // segment routing identifiers
+		"fc00::/7",       // unique local (the private ranges of IPv6)
+		"fe80::/10",      // link-local
+		"fec0::/10",      // site-local, deprecated
+		"ff00::/8",       // multicast
 	)
 	global6 = netip.MustParsePrefix("2000::/3") // the only IPv6 unicast space in use on the internet
 	mapped  = netip.MustParsePrefix("::ffff:0:0/96")
