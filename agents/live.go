@@ -29,6 +29,7 @@ type Live struct {
 	loaded bool // cat and err are current
 	w      *fsnotify.Watcher
 	roots  []string // the owner's directories
+	closed bool     // Close was called: the watch's end is no failure
 
 	changes chan struct{} // one pending signal after a change
 }
@@ -122,8 +123,11 @@ func (l *Live) Changes() <-chan struct{} { return l.changes }
 // supervisor starts it again; meanwhile every Load reads the disk).
 func (l *Live) Run(ctx context.Context) error {
 	l.mu.Lock()
-	w := l.w
+	w, closed := l.w, l.closed
 	l.mu.Unlock()
+	if closed {
+		return nil
+	}
 	if w == nil {
 		<-ctx.Done()
 		return nil
@@ -134,18 +138,30 @@ func (l *Live) Run(ctx context.Context) error {
 			return nil
 		case ev, ok := <-w.Events:
 			if !ok {
-				return l.broken(errors.New("the watch closed"))
+				return l.ended()
 			}
 			l.saw(ev)
 		case err, ok := <-w.Errors:
 			if !ok {
-				return l.broken(errors.New("the watch closed"))
+				return l.ended()
 			}
 			// An overflow drops events: what changed is unknown, so everything is read again.
 			l.log.Warn("the agent files' watch lost events; they are read again", "err", err)
 			l.stale()
 		}
 	}
+}
+
+// ended is the watch's channels closing: nil after Close (buddi stopping), else the watch
+// failed.
+func (l *Live) ended() error {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return nil
+	}
+	return l.broken(errors.New("the watch closed"))
 }
 
 // broken leaves the catalogue reading the disk at every Load, and says why.
@@ -201,7 +217,7 @@ func (l *Live) stale() {
 func (l *Live) Close() error {
 	l.mu.Lock()
 	w := l.w
-	l.w = nil
+	l.w, l.closed = nil, true
 	l.mu.Unlock()
 	if w == nil {
 		return nil

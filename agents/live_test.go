@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"buddi/actors/actorstest"
 )
@@ -108,5 +109,32 @@ func TestLiveWithoutAWatchReadsTheDisk(t *testing.T) {
 	first, _ := l.Load()
 	if second, _ := l.Load(); second == first {
 		t.Fatal("without a watch the catalogue was served from memory")
+	}
+}
+
+// Closing the catalogue while its watch runs (buddi stopping) ends Run without an error: the
+// supervisor sees a stop, not a failure to restart.
+func TestLiveCloseEndsRunQuietly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.owner(t, "a.md", agentFile("a", "@a"))
+	l := NewLive(b.config(), nil)
+	if l.w == nil {
+		t.Fatal("no watch was set")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not end after Close")
 	}
 }
