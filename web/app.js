@@ -29,7 +29,9 @@ async function api(method, path, body) {
   const res = await fetch(path, opts);
   let data = {};
   try { data = await res.json(); } catch { /* no body */ }
-  if (!res.ok) throw new Error(data.error || res.statusText);
+  // /api/health answers 503 when buddi is degraded, with the report itself as the body.
+  const degraded = res.status === 503 && path === '/api/health' && data.status;
+  if (!res.ok && !degraded) throw new Error(data.error || res.statusText);
   return data;
 }
 

@@ -329,6 +329,7 @@ export function pages({ api, painter, act, say, when }) {
       h('h2', {}, 'Health'),
       h('p', { class: words(' ', 'sentence', r.status === 'ok' ? null : 'bad') }, r.status === 'ok' ? 'Every part works.' : 'Something needs a look:'),
       (r.problems || []).length ? h('ul', { class: 'problems' }, r.problems.map(p => h('li', {}, p))) : null,
+      (r.warnings || []).length ? h('ul', { class: 'warnings' }, r.warnings.map(w => h('li', {}, w))) : null,
       h('div', { class: 'muted' }, words(' · ', words(' ', 'buddi', r.version || ''), words(' ', 'pid', r.pid || ''), r.started_at ? words(' ', 'up since', when(r.started_at)) : '', r.listener || '')),
       h('h2', {}, 'Supervision tree'),
       h('ol', { class: 'tree' }, actors.map(a => h('li', { class: 'depth-' + Math.min(depth(a), 5), 'data-actor': a.path },

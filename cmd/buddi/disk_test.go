@@ -74,6 +74,16 @@ func TestFullDiskIsReportedByHealthAndDoctor(t *testing.T) {
 		t.Errorf("doctor did not read the degraded buddi's report: %+v", dr.Serving)
 	}
 
+	// The dashboard's Health page reads the 503's report and lists the full disk.
+	p := openPage(t, s)
+	var link struct{ URL string }
+	if code, out, errOut := runBuddi(t, vars, time.Minute, "dashboard", "--json"); code != 0 || json.Unmarshal([]byte(out), &link) != nil {
+		t.Fatalf("buddi dashboard: %d %s%s", code, out, errOut)
+	}
+	p.navigate(link.URL)
+	p.goTo("#/health")
+	p.poll("the full disk on the Health page", `document.querySelector('main').innerText.includes('Something needs a look') && document.querySelector('main ul.problems').innerText.includes('is full')`)
+
 	if err := os.Remove(filepath.Join(disk, "filler")); err != nil {
 		t.Fatal(err)
 	}
