@@ -4,13 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"regexp"
 )
 
 // Tee returns a handler that passes each record to terminal and writes it, as one JSON line,
 // to w as well, at the levels terminal takes (the file records what the terminal shows).
 // Wrap the result in the redaction, never the parts: both get the same scrubbed record.
+//
+// A sign-in link's ticket is shown on the terminal (it is how the owner signs in) and never
+// kept in the file: a file outlives the ticket's minutes, is rotated, copied and pasted.
 func Tee(terminal slog.Handler, w io.Writer) slog.Handler {
-	file := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.Level(-1 << 10)})
+	file := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.Level(-1 << 10), ReplaceAttr: dropTickets})
 	return slog.NewMultiHandler(terminal, sameLevel{Handler: file, like: terminal})
 }
 
@@ -28,4 +32,17 @@ func (h sameLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h sameLevel) WithGroup(name string) slog.Handler {
 	return sameLevel{Handler: h.Handler.WithGroup(name), like: h.like}
+}
+
+// ticketParam is a sign-in ticket in a URL's query.
+var ticketParam = regexp.MustCompile(`([?&]ticket=)[^\s&#"'<>;]+`)
+
+// dropTickets keeps sign-in tickets out of the file: a ticket in any string becomes "‹not kept›".
+func dropTickets(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindString {
+		if v := a.Value.String(); ticketParam.MatchString(v) {
+			return slog.String(a.Key, ticketParam.ReplaceAllString(v, "${1}‹not kept›"))
+		}
+	}
+	return a
 }

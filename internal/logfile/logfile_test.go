@@ -273,3 +273,18 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// The ready line's sign-in ticket reaches the terminal and never the file.
+func TestTeeKeepsNoTicket(t *testing.T) {
+	var term, file bytes.Buffer
+	log := slog.New(Tee(slog.NewTextHandler(&term, nil), &file))
+	const ticket = "Zm9vYmFyLXNpZ24taW4tdGlja2V0LXZhbHVl_-x"
+	log.Info("buddi is ready at http://127.0.0.1:4317/ (sign in within 15 minutes: http://127.0.0.1:4317/auth?ticket=" + ticket + " ; later, …)")
+	log.Warn("sign-in", "link", "https://buddi.example.ts.net/auth?next=%2F&ticket="+ticket)
+	if !strings.Contains(term.String(), ticket) {
+		t.Errorf("the terminal lost the ticket:\n%s", term.String())
+	}
+	if strings.Contains(file.String(), ticket) || strings.Count(file.String(), "ticket=‹not kept›") != 2 {
+		t.Errorf("the file:\n%s", file.String())
+	}
+}
