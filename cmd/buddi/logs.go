@@ -10,6 +10,7 @@ import (
 
 	"buddi/doctor"
 	"buddi/internal/logfile"
+	"buddi/internal/timezone"
 )
 
 // logsCmd prints buddi serve's log file. It reads files only: no server, no database.
@@ -24,7 +25,8 @@ func (c logsCmd) Run(env *runEnv) error {
 	if err != nil {
 		return err
 	}
-	since, err := parseSince(c.Since, time.Now())
+	zone := timezone.Local().Location()
+	since, err := parseSince(c.Since, time.Now(), zone)
 	if err != nil {
 		return &exitError{code: doctor.ExitUsage, err: err}
 	}
@@ -39,7 +41,7 @@ func (c logsCmd) Run(env *runEnv) error {
 		return err
 	}
 	if !c.JSON {
-		emit = logfile.NewRenderer(out).Line
+		emit = logfile.NewRenderer(out, zone).Line
 	}
 	err = logfile.Read(env.ctx, logfile.Dir(cfg.Home), logfile.ReadOptions{Since: since, Follow: c.Follow}, emit)
 	if buf != nil {
@@ -56,8 +58,9 @@ func (c logsCmd) Run(env *runEnv) error {
 // sinceLayouts are the times --since reads, in the owner's zone unless they give one.
 var sinceLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
 
-// parseSince reads --since: a span back from now or a time. Empty is the zero time (all lines).
-func parseSince(s string, now time.Time) (time.Time, error) {
+// parseSince reads --since: a span back from now or a time in zone (the owner's). Empty is
+// the zero time (all lines).
+func parseSince(s string, now time.Time, zone *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, nil
@@ -66,14 +69,14 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return now.Add(-d), nil
 	}
 	for _, layout := range sinceLayouts {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+		if t, err := time.ParseInLocation(layout, s, zone); err == nil {
 			return t, nil
 		}
 	}
 	for _, layout := range []string{"15:04", "15:04:05"} { // today
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			y, m, d := now.In(time.Local).Date()
-			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, time.Local), nil
+		if t, err := time.ParseInLocation(layout, s, zone); err == nil {
+			y, m, d := now.In(zone).Date()
+			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, zone), nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("--since %q is neither a span (10m, 2h, 3d) nor a time (2026-12-02T08:00): give one of those", s)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"buddi/internal/logfile"
+	"buddi/internal/timezone"
 )
 
 // writeLog writes lines as buddi serve does, each msg at its time.
@@ -89,6 +90,22 @@ func TestLogsSince(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"logs", "--since", "yesterday-ish"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "neither a span") {
 		t.Errorf("a bad --since: exit %d, %s", code, errb.String())
+	}
+
+	// The owner's zone, saved in the home, is the one --since is read in and the lines are
+	// shown in, whatever the machine's (UTC+14 is nobody's machine here).
+	if err := timezone.Save(home, "Pacific/Kiritimati"); err != nil {
+		t.Fatal(err)
+	}
+	kiritimati, _ := time.LoadLocation("Pacific/Kiritimati")
+	out.Reset()
+	at = now.Add(-30 * time.Minute).In(kiritimati).Format("2006-01-02T15:04:05")
+	if code := run([]string{"logs", "--since", at}, &out, &errb); code != 0 {
+		t.Fatalf("logs --since %s in the owner's zone: exit %d\n%s", at, code, errb.String())
+	}
+	got = strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(got) != 2 || !strings.Contains(got[0], "line from 20 minutes ago") || !strings.Contains(got[0], "+14:00") {
+		t.Errorf("--since %s read in the owner's zone, shown in it:\n%s", at, out.String())
 	}
 }
 

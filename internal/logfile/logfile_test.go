@@ -187,7 +187,7 @@ func TestFollowAcrossRotation(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Read(ctx, dir, ReadOptions{Follow: true}, func(l []byte) error {
-			rec, _ := record(l)
+			rec, _ := record(l, time.UTC)
 			lines <- rec.Message
 			return nil
 		})
@@ -230,7 +230,7 @@ func TestRenderIsTheTerminalsText(t *testing.T) {
 	t.Parallel()
 	line := []byte(`{"time":"2026-12-02T08:00:01.5Z","level":"WARN","msg":"postgres did not stop","service":"pgcluster","pid":42,"nested":{"a":true,"b":null},"list":[1,2]}`)
 	var out bytes.Buffer
-	r := NewRenderer(&out)
+	r := NewRenderer(&out, nil)
 	if err := r.Line(line); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func readAll(t *testing.T, dir string, opts ReadOptions) []string {
 	t.Helper()
 	var got []string
 	err := Read(context.Background(), dir, opts, func(l []byte) error {
-		rec, ok := record(l)
+		rec, ok := record(l, time.UTC)
 		if !ok {
 			t.Fatalf("not a record: %q", l)
 		}

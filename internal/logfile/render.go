@@ -11,20 +11,24 @@ import (
 )
 
 // Renderer writes the file's JSON lines as the terminal shows them (slog's text form), in
-// the local time zone. A line that is not a JSON object is written as it is.
+// the owner's time zone. A line that is not a JSON object is written as it is.
 type Renderer struct {
 	w    io.Writer
 	text slog.Handler
+	loc  *time.Location
 }
 
-// NewRenderer renders to w.
-func NewRenderer(w io.Writer) *Renderer {
-	return &Renderer{w: w, text: slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.Level(-1 << 10)})}
+// NewRenderer renders to w, with times in loc (nil: the machine's zone).
+func NewRenderer(w io.Writer, loc *time.Location) *Renderer {
+	if loc == nil {
+		loc = time.Local
+	}
+	return &Renderer{w: w, loc: loc, text: slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.Level(-1 << 10)})}
 }
 
 // Line renders one line of the file.
 func (r *Renderer) Line(line []byte) error {
-	rec, ok := record(line)
+	rec, ok := record(line, r.loc)
 	if !ok {
 		_, err := fmt.Fprintf(r.w, "%s\n", line)
 		return err
@@ -32,8 +36,9 @@ func (r *Renderer) Line(line []byte) error {
 	return r.text.Handle(context.Background(), rec)
 }
 
-// record reads a JSON line back into a slog record, its attributes in their order.
-func record(line []byte) (slog.Record, bool) {
+// record reads a JSON line back into a slog record, its attributes in their order and its
+// time in loc.
+func record(line []byte, loc *time.Location) (slog.Record, bool) {
 	attrs, err := object(line)
 	if err != nil {
 		return slog.Record{}, false
@@ -52,7 +57,7 @@ func record(line []byte) (slog.Record, bool) {
 				rest = append(rest, a)
 				continue
 			}
-			at = t.Local()
+			at = t.In(loc)
 		case a.Key == slog.LevelKey && a.Value.Kind() == slog.KindString:
 			if lvl.UnmarshalText([]byte(a.Value.String())) != nil {
 				rest = append(rest, a)
