@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func Traces(ctx context.Context, getenv func(string) string, log *slog.Logger) (
 		res = resource.NewSchemaless(attribute.String("service.name", name))
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
-	log.Info("sending traces to the OpenTelemetry collector", "endpoint", endpoint)
+	log.Info("sending traces to the OpenTelemetry collector", "endpoint", redactedURL(endpoint))
 	plugin = otelriver.NewMiddleware(&otelriver.MiddlewareConfig{
 		TracerProvider:              tp,
 		MeterProvider:               metricnoop.NewMeterProvider(), // the queue's figures are on /metrics
@@ -84,4 +85,13 @@ func QueuePlugins(traces rivertype.Plugin) []rivertype.Plugin {
 		plugins = append(plugins, traces)
 	}
 	return plugins
+}
+
+// redactedURL is endpoint without a password in it, for the log.
+func redactedURL(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "(an endpoint that is not a URL)"
+	}
+	return u.Redacted()
 }

@@ -184,6 +184,9 @@ func TestQueueUIIsTheOwners(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "<title>River</title>") || !strings.Contains(string(page), `/river/api`) {
 		t.Fatalf("GET /river/ signed in: %s\n%.500s", resp.Status, page)
 	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("River's page runs on the dashboard's origin with the policy %q", csp)
+	}
 	resp = get(t, b.ts.URL+"/river/api/jobs?state=available")
 	var list struct {
 		Data []struct {

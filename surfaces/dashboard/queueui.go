@@ -33,6 +33,9 @@ func QueueUI(client *river.Client[pgx.Tx], log *slog.Logger) (http.Handler, erro
 	return h, nil
 }
 
+// queueUICSP allows River's page its own scripts, styles, images and API, and nothing else.
+const queueUICSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
 // queueUIRoutes mounts Deps.QueueUI under QueueUIPrefix, behind the gate like every route.
 // Its writes come from River's page, which sends neither a CSRF token nor always JSON: they
 // must carry this server's own origin (a browser sets Origin on every write, and a page on
@@ -45,7 +48,9 @@ func (s *Server) queueUIRoutes() {
 	ui := s.deps.QueueUI
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		// River's page shows job arguments and errors, which agents can shape: it runs on the
+		// dashboard's origin, so only its own scripts may run there.
+		h.Set("Content-Security-Policy", queueUICSP)
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
