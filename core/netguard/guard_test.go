@@ -258,3 +258,15 @@ func TestFollowJudgesTheFirstURL(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// The reason given is the address's own: ::1 is this machine, not a wrapped IPv4 address.
+func TestReasonNamesWhatTheAddressIs(t *testing.T) {
+	for addr, want := range map[string]string{
+		"::1": "loopback", "::": "unspecified", "::127.0.0.1": "IPv4-compatible", "::ffff:10.1.2.3": "private",
+		"fe80::1": "link-local", "ff02::1": "multicast", "100.64.1.1": "carrier-grade NAT", "2001:db8::5": "2001:db8::/32",
+	} {
+		if got := reason(netip.MustParseAddr(addr)); !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want it to say %s", addr, got, want)
+		}
+	}
+}

@@ -72,6 +72,10 @@ func reason(a netip.Addr) string {
 		return reason4(a)
 	}
 	switch {
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a.IsLoopback():
+		return "a loopback address (this machine)"
 	case mapped.Contains(a):
 		return wrapped(a.Unmap())
 	case nat64.Contains(a):
@@ -117,10 +121,10 @@ func describe(p netip.Prefix, a netip.Addr) string {
 		return "a loopback address (this machine)"
 	case a.IsPrivate():
 		return "a private address (the owner's network)"
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return "a link-local address"
 	case a.IsMulticast():
 		return "a multicast address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address"
 	case a.IsUnspecified():
 		return "the unspecified address"
 	case a.Is4() && p.Bits() == 10 && binary.BigEndian.Uint32(p.Addr().AsSlice()) == 0x64400000:
