@@ -145,6 +145,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
+	metricsToken, err := webauth.MetricsToken(cfg.Home) // kept across starts: a scrape's configuration holds it
+	if err != nil {
+		return err
+	}
 
 	// Bind before anything slow, so a taken port fails at once and starts nothing.
 	listener, err := dashboard.Listen(cfg.WebAddr())
@@ -351,7 +355,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	h := &healthSource{cfg: cfg, src: src, sys: sys, queue: qstate, started: started, listener: listener.Addr().String(), vault: secrets}
 	w := &wired{cfg: cfg, log: log, src: src, seal: sealKey, secrets: secrets, scrub: scrub, reg: reg, insert: insert,
 		hub: hub, convs: convs, catalog: catalog, runner: runner, tree: tree, devStore: devStore, procs: procs,
-		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, queueUI: queueUI, health: h, cliToken: cliToken, node: node, presence: presence}
+		artifacts: artifacts, previewSrv: previewSrv, previewPort: previewPort, q: q, queueUI: queueUI, health: h, cliToken: cliToken, metricsToken: metricsToken, node: node, presence: presence}
 	services := supervisor.Services{
 		Dashboard: dashboard.Actor(listener, func() dashboard.Servable { return dashboard.NewServer(w.dashboardDeps()) }),
 		Preview:   dashboard.Actor(previewListener, func() dashboard.Servable { return previewSrv }),

@@ -36,30 +36,31 @@ import (
 
 // wired holds the parts serve has built, for the surfaces that are wired from them.
 type wired struct {
-	cfg         config.Config
-	log         *slog.Logger
-	src         *dbsource.Source
-	seal        seal.Key
-	secrets     vault.Vault
-	scrub       *redact.Live
-	reg         *registry.Registry
-	insert      executor.Inserter
-	presence    *dashboard.Presence // the dashboard pages open now: notifyOwner's presence
-	hub         *live.Hub
-	convs       *conversation.Store
-	catalog     func() (*agents.Catalog, error)
-	runner      *run.Runner
-	tree        *supervisor.Tree
-	devStore    *developer.Store
-	procs       *supervisor.ProcessHost
-	artifacts   *artifact.Store
-	previewSrv  *preview.Server
-	previewPort int
-	q           *queue.Queue
-	queueUI     http.Handler // River's own UI; nil when it could not be built
-	health      *healthSource
-	cliToken    string
-	node        *tailnet.Node // nil with the tailnet off
+	cfg          config.Config
+	log          *slog.Logger
+	src          *dbsource.Source
+	seal         seal.Key
+	secrets      vault.Vault
+	scrub        *redact.Live
+	reg          *registry.Registry
+	insert       executor.Inserter
+	presence     *dashboard.Presence // the dashboard pages open now: notifyOwner's presence
+	hub          *live.Hub
+	convs        *conversation.Store
+	catalog      func() (*agents.Catalog, error)
+	runner       *run.Runner
+	tree         *supervisor.Tree
+	devStore     *developer.Store
+	procs        *supervisor.ProcessHost
+	artifacts    *artifact.Store
+	previewSrv   *preview.Server
+	previewPort  int
+	q            *queue.Queue
+	queueUI      http.Handler // River's own UI; nil when it could not be built
+	health       *healthSource
+	cliToken     string
+	metricsToken string        // opens GET /metrics only
+	node         *tailnet.Node // nil with the tailnet off
 }
 
 // recoverAtStart settles what a killed buddi left, before the queue fetches a job (the data
@@ -128,7 +129,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 			}},
 		Jobs: failedJobs{pool: src.Pool, q: w.q}, Developer: developerSettings{store: w.devStore, tailnet: w.node != nil},
 		Previews: previews{srv: w.previewSrv, port: w.previewPort}, Artifacts: artifactFiles{w.artifacts},
-		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken,
+		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken, MetricsToken: w.metricsToken,
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
 		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler(), Modes: modeStore(src.Pool, w.seal, log),

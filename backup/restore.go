@@ -22,7 +22,7 @@ import (
 // secrets the owner may have copied over on purpose (the original seal.key keeps the sealed
 // rows valid; the vault its values), a key file, the lock, and logs.
 var keptInEmptyHome = map[string]bool{
-	seal.FileName: true, "vault.json": true, "vault.key": true, "buddi.lock": true, "cli.token": true, "logs": true, "serve.log": true,
+	seal.FileName: true, "vault.json": true, "vault.key": true, "buddi.lock": true, "cli.token": true, "metrics.token": true, "logs": true, "serve.log": true,
 }
 
 // NotEmptyError refuses a restore into a home that holds a buddi already.

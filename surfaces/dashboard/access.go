@@ -106,6 +106,10 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		}
 		if h := r.Header.Get("Authorization"); h != "" {
 			token, ok := strings.CutPrefix(h, "Bearer ")
+			if ok && r.Method == http.MethodGet && r.URL.Path == "/metrics" && webauth.SameToken(token, s.deps.MetricsToken) {
+				next.ServeHTTP(w, r) // the scrape token opens this one read and nothing else
+				return
+			}
 			if !ok || !webauth.SameToken(token, s.deps.CLIToken) {
 				s.refuse(w, r, "a wrong bearer token")
 				return

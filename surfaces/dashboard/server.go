@@ -70,6 +70,9 @@ type Deps struct {
 	Seal seal.Key
 	// CLIToken is the command line's bearer token (webauth.CLIToken); empty accepts none.
 	CLIToken string
+	// MetricsToken is the scrape token (webauth.MetricsToken): it opens GET /metrics and
+	// nothing else; empty accepts none.
+	MetricsToken string
 	// Jobs serves the failed jobs; nil leaves those routes out.
 	Jobs Jobs
 	// Developer serves Settings → Developer; nil leaves those routes out.

@@ -198,6 +198,21 @@ func RenewCLIToken(home string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(raw), nil
 }
 
+// MetricsTokenFile is the scrape token's file's name inside the data directory.
+const MetricsTokenFile = "metrics.token"
+
+// MetricsToken returns the token a Prometheus scrape sends ("Authorization: Bearer …"), from
+// <home>/metrics.token, creating it (0600) the first time. It opens GET /metrics and nothing
+// else, and it stays the same across starts, so a scrape's configuration keeps working; the
+// owner's full credential, the command line's token, is renewed at every start instead.
+func MetricsToken(home string) (string, error) {
+	raw, err := seal.ReadOrCreate(filepath.Join(home, MetricsTokenFile), 32)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
 // SameToken compares a presented token with the expected one in constant time; an empty
 // expected token matches nothing.
 func SameToken(got, want string) bool {
