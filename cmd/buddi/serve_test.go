@@ -351,8 +351,8 @@ func TestUnknownFlagIsUsageError(t *testing.T) {
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
-	if !strings.Contains(errb.String(), "unknown flag --no-such-flag") || !strings.Contains(out.String()+errb.String(), "Usage:") {
-		t.Errorf("stderr %q: want kong's usage error", errb.String())
+	if !strings.Contains(errb.String(), "unknown flag --no-such-flag") || !strings.Contains(errb.String(), "Usage:") || out.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q: want kong's usage error, all of it on stderr", errb.String(), out.String())
 	}
 }
 

@@ -195,6 +195,7 @@ func usageError(parser *kong.Kong, err error, stderr io.Writer) int {
 		return doctor.ExitUsage
 	}
 	parser.Errorf("%s", err)
+	parser.Stdout = stderr // the usage too: standard output stays the command's, parseable with --json
 	_ = pe.Context.PrintUsage(true)
 	return doctor.ExitUsage
 }
