@@ -60,8 +60,8 @@ func TestShippedExamplesLoad(t *testing.T) {
 				if a.Persona == "" || !strings.HasPrefix(a.Path, tt.pathPrefix) {
 					t.Errorf("%s: path %q, persona %d bytes", a.ID, a.Path, len(a.Persona))
 				}
-				if !hasSkill(a.Loaded, "writing-to-the-owner") {
-					t.Errorf("%s does not get the house rule: %v", a.ID, skillNames(a.Loaded))
+				if !hasSkill(a.Loaded, "writing-to-the-owner") || !hasSkill(a.Loaded, "untrusted-content") {
+					t.Errorf("%s does not get the house rules: %v", a.ID, skillNames(a.Loaded))
 				}
 			}
 			if !hasSkill(dev.Loaded, "workspace-loop") || hasSkill(d.Loaded, "workspace-loop") {
