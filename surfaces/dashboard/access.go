@@ -163,7 +163,11 @@ func sameOrigin(r *http.Request) bool {
 // reason and local account.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string) {
 	s.recordRefusal(r, reason)
-	if strings.HasPrefix(r.URL.Path, "/api/") || websocket.IsWebSocketUpgrade(r) {
+	// A program (the API, a scrape, River's page's API, anything that sent a token) gets the
+	// sentence as JSON; a browser opening a page gets the sign-in page.
+	machine := strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/metrics" ||
+		strings.HasPrefix(r.URL.Path, QueueUIPrefix+"/api/") || r.Header.Get("Authorization") != ""
+	if machine || websocket.IsWebSocketUpgrade(r) {
 		writeError(w, http.StatusUnauthorized, "sign in first: run `buddi dashboard` where buddi runs and open the link it prints")
 		return
 	}

@@ -51,6 +51,15 @@ func TestScrapeTokenOpensOnlyMetrics(t *testing.T) {
 			t.Errorf("%s %s with the scrape token: %d, want 401", c.method, c.path, code)
 		}
 	}
+	// A refused scrape is told why in JSON, not given the browser's sign-in page.
+	resp, err := ts.Client().Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("GET /metrics without a credential: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
 	if code := send("GET", "/api/health", cli); code != http.StatusOK {
 		t.Errorf("GET /api/health with the command line's token: %d", code)
 	}
