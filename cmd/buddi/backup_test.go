@@ -187,6 +187,9 @@ func TestBackupRestoreRecovery(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list.Recovery == nil || len(list.Approved) != 1 || list.Approved[0].ActionID != pending.ID {
 		t.Fatalf("recovery checklist: exit %d\n%s", code, out)
 	}
+	if !strings.Contains(out, `"agent_handle": "@dev"`) {
+		t.Errorf("the checklist's items do not name the agent by its handle:\n%s", out)
+	}
 	if code, out, _ := runBuddi(t, vars3, time.Minute, "recovery"); code != 0 || !strings.Contains(out, pending.ID) || !strings.Contains(out, "buddi resume") {
 		t.Errorf("recovery: exit %d\n%s", code, out)
 	}

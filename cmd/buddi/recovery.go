@@ -23,8 +23,17 @@ func (c recoveryCmd) Run(env *runEnv) error {
 		return err
 	}
 	names := loadHandles()
-	if c.JSON {
-		return writeJSON(env, list)
+	if c.JSON { // each item names its agent by id and, in agent_handle, by handle
+		approved, err := names.annotate(list.Approved)
+		if err != nil {
+			return err
+		}
+		unknown, err := names.annotate(list.Unknown)
+		if err != nil {
+			return err
+		}
+		return writeJSON(env, map[string]any{"recovery": list.Recovery, "approved": approved, "unknown": unknown,
+			"pending": list.Pending, "jobs": list.Jobs})
 	}
 	out := env.stdout
 	if list.Recovery == nil {
