@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"buddi/internal/logfile"
 	"buddi/metrics"
 )
 
@@ -53,8 +54,11 @@ func NewSystem(log *slog.Logger, sink EventSink) *System {
 		escalations: make(chan SupervisorEvent, escalationBuffer),
 	}
 	s.guardian = &guardian{sys: s}
+	// The library's own info lines ("actor system started") are debug: the owner's log says
+	// what buddi does, and the tree's decisions are logged by this package.
+	lib := slog.New(logfile.Demote(log.Handler()))
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(as *actor.ActorSystem) *slog.Logger {
-		return log.With(slog.String("lib", "protoactor"), slog.String("system", as.ID))
+		return lib.With(slog.String("lib", "protoactor"), slog.String("system", as.ID))
 	}))
 	s.as.EventStream.Subscribe(s.onEvent)
 	return s

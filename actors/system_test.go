@@ -29,12 +29,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// protoactor's log lines go to our logger, next to ours.
+// protoactor's log lines go to our logger, next to ours, its info lines at debug.
 func TestLogsJoinOurs(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
 	events := actorstest.NewEvents()
-	sys := actors.NewSystem(slog.New(slog.NewJSONHandler(&buf, nil)), events.Sink)
+	sys := actors.NewSystem(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), events.Sink)
 	b := &testBundle{sys: sys, events: events, probe: actorstest.NewProbe()}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), actorstest.Timeout)
@@ -50,7 +50,7 @@ func TestLogsJoinOurs(t *testing.T) {
 
 	out := buf.String()
 	for _, want := range []string{
-		`"msg":"actor system started","service":"actors","lib":"protoactor"`,
+		`"level":"DEBUG","msg":"actor system started","service":"actors","lib":"protoactor"`,
 		`"msg":"supervisor.restarted","service":"actors","supervisor":"root","child":"root/w","reason":"boom"`,
 	} {
 		if !strings.Contains(out, want) {
