@@ -44,6 +44,9 @@ func signalOwn(pid int, sig unix.Signal) {
 // ended, it gets SIGKILL at once, which is what SIGTERM would have done to it anywhere else
 // (see termDropped). It returns the signal that was sent last, once the child has exited.
 func terminate(pid int, exited <-chan struct{}, grace time.Duration) unix.Signal {
+	// Judged before the signal is sent: a program that sets its SIGTERM handler just after a
+	// dropped SIGTERM (a Go program starting up) must not wait out the whole grace.
+	dropped := termDropped(pid)
 	signalOwn(pid, unix.SIGTERM)
 	deadline := time.Now().Add(grace)
 	wait := time.Millisecond
@@ -63,7 +66,7 @@ func terminate(pid int, exited <-chan struct{}, grace time.Duration) unix.Signal
 			return unix.SIGKILL
 		case <-t.C:
 		}
-		if termDropped(pid) && aloneInGroup(pid) {
+		if (dropped || termDropped(pid)) && aloneInGroup(pid) {
 			break
 		}
 		wait = min(2*wait, 50*time.Millisecond)
