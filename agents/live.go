@@ -123,11 +123,8 @@ func (l *Live) Changes() <-chan struct{} { return l.changes }
 // supervisor starts it again; meanwhile every Load reads the disk).
 func (l *Live) Run(ctx context.Context) error {
 	l.mu.Lock()
-	w, closed := l.w, l.closed
+	w := l.w
 	l.mu.Unlock()
-	if closed {
-		return nil
-	}
 	if w == nil {
 		<-ctx.Done()
 		return nil
@@ -138,12 +135,12 @@ func (l *Live) Run(ctx context.Context) error {
 			return nil
 		case ev, ok := <-w.Events:
 			if !ok {
-				return l.ended()
+				return l.ended(ctx)
 			}
 			l.saw(ev)
 		case err, ok := <-w.Errors:
 			if !ok {
-				return l.ended()
+				return l.ended(ctx)
 			}
 			// An overflow drops events: what changed is unknown, so everything is read again.
 			l.log.Warn("the agent files' watch lost events; they are read again", "err", err)
@@ -152,13 +149,15 @@ func (l *Live) Run(ctx context.Context) error {
 	}
 }
 
-// ended is the watch's channels closing: nil after Close (buddi stopping), else the watch
-// failed.
-func (l *Live) ended() error {
+// ended is the watch's channels closing. After Close (buddi stopping) that is no failure:
+// Run waits, quietly, for its own end, so its supervisor neither restarts it nor logs a
+// failure. Otherwise the watch failed.
+func (l *Live) ended(ctx context.Context) error {
 	l.mu.Lock()
 	closed := l.closed
 	l.mu.Unlock()
 	if closed {
+		<-ctx.Done()
 		return nil
 	}
 	return l.broken(errors.New("the watch closed"))
