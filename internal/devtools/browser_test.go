@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,18 +64,23 @@ func testContext(t *testing.T) context.Context {
 // included), a value read from it, a PNG of it as wide as its window; and the browser opened
 // no port for the protocol.
 func TestAPageLoadedAndCaptured(t *testing.T) {
-	imageServed := make(chan struct{})
+	// The page's image is held until the test has seen that Navigate still waits for it.
+	imageAsked, release := make(chan struct{}), make(chan struct{})
+	var askedOnce sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, `<!doctype html><title>hello devtools</title><body style="margin:0;background:#0a0"><img src="/slow.svg"><div style="height:2000px"></div>`)
 		case "/slow.svg":
-			// The load event waits for the page's image: it comes only after a moment.
-			time.Sleep(300 * time.Millisecond)
+			askedOnce.Do(func() { close(imageAsked) })
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
 			w.Header().Set("Content-Type", "image/svg+xml")
 			fmt.Fprint(w, `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`)
-			close(imageServed)
 		}
 	}))
 	t.Cleanup(srv.Close)
@@ -87,13 +93,24 @@ func TestAPageLoadedAndCaptured(t *testing.T) {
 	if err := p.SetViewport(ctx, 390, 844); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Navigate(ctx, srv.URL+"/"); err != nil {
-		t.Fatal(err)
+	navigated := make(chan error, 1)
+	go func() { navigated <- p.Navigate(ctx, srv.URL+"/") }()
+	select {
+	case <-imageAsked:
+	case err := <-navigated:
+		close(release)
+		t.Fatalf("Navigate returned (%v) before the page asked for its image", err)
+	case <-ctx.Done():
+		t.Fatal("the page never asked for its image")
 	}
 	select {
-	case <-imageServed:
+	case err := <-navigated:
+		t.Errorf("Navigate returned (%v) while the page's image was still held", err)
 	default:
-		t.Error("Navigate returned before the page's image was loaded")
+	}
+	close(release)
+	if err := <-navigated; err != nil {
+		t.Fatal(err)
 	}
 	var title, at string
 	if err := p.Evaluate(ctx, `document.title`, &title); err != nil || title != "hello devtools" {
