@@ -83,6 +83,7 @@ func TestFullDiskIsReportedByHealthAndDoctor(t *testing.T) {
 	p.navigate(link.URL)
 	p.goTo("#/health")
 	p.poll("the full disk on the Health page", `document.querySelector('main').innerText.includes('Something needs a look') && document.querySelector('main ul.problems').innerText.includes('is full')`)
+	p.shootBoth("health-disk-full") // the problem's long sentence fits at 1280 and at 390 px
 
 	if err := os.Remove(filepath.Join(disk, "filler")); err != nil {
 		t.Fatal(err)
