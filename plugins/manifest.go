@@ -133,10 +133,16 @@ type SuggestedMission struct {
 	Role string
 }
 
-// ViewDescriptor says which generic renderer draws a tool's result.
+// ViewDescriptor says which generic renderer draws a tool's result, and where in the result
+// its data is: data, not code (core/views checks it at start and applies it).
 type ViewDescriptor struct {
-	Tool     string // the tool's name, "<plugin>.<verb>"
-	Renderer string // timeseries, table, bars, keyvalue, document, diff, terminal, image, preview, envelope, structured
-	// Options are the renderer's settings, as JSON-shaped data.
-	Options map[string]any
+	Tool     string `json:"tool"`     // the tool's name, "<plugin>.<verb>"
+	Renderer string `json:"renderer"` // timeseries, table, bars, keyvalue, document, diff, terminal, image, preview, envelope, structured (core/views maps list, card, code, markdown and link onto them)
+	// Paths point into the result by the renderer's slot ("rows", "text", "title"): dotted
+	// keys and [n] indexes ("results", "page.items[0]"), "" for the result itself; never an
+	// expression. A slot left out takes the renderer's default.
+	Paths map[string]string `json:"paths,omitempty"`
+	// Options are the renderer's settings, as JSON-shaped data (a table's "columns": the
+	// paths, within a row, of the columns to show).
+	Options map[string]any `json:"options,omitempty"`
 }

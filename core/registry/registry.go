@@ -10,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"buddi/core/views"
 	"buddi/plugins"
 )
 
@@ -29,6 +30,7 @@ var (
 type Registry struct {
 	entries map[string]*entry
 	names   []string // sorted
+	views   map[string]plugins.ViewDescriptor
 }
 
 // entry is one registered tool.
@@ -45,10 +47,11 @@ type entry struct {
 // without a valid name or a version, the same plugin twice, a nil tool, a tool name that is not
 // "<plugin>.<verb>" for its own manifest, the same tool name twice (across manifests too), a
 // tool that declares no effects or an unknown one, an unknown tier, a negative timeout, and an
-// argument schema that is not a JSON object of type "object" or does not compile. Every
-// problem found is reported, as [LoadError] values joined with errors.Join.
+// argument schema that is not a JSON object of type "object" or does not compile, and a
+// view descriptor that core/views refuses (its error names the field), or a second one for a
+// tool. Every problem found is reported, as [LoadError] values joined with errors.Join.
 func New(manifests ...plugins.Manifest) (*Registry, error) {
-	r := &Registry{entries: map[string]*entry{}}
+	r := &Registry{entries: map[string]*entry{}, views: map[string]plugins.ViewDescriptor{}}
 	var errs []error
 	seen := map[string]bool{}
 	for _, m := range manifests {
@@ -65,6 +68,7 @@ func New(manifests ...plugins.Manifest) (*Registry, error) {
 			errs = append(errs, &LoadError{Plugin: m.Name, Err: errors.New("declares no version (it is part of every action's hash)")})
 			continue
 		}
+		var loaded []string // the manifest's tools, by name, that loaded
 		for i, tool := range m.Tools {
 			e, err := load(m, tool)
 			if err != nil {
@@ -81,7 +85,9 @@ func New(manifests ...plugins.Manifest) (*Registry, error) {
 			}
 			r.entries[e.spec.Name] = e
 			r.names = append(r.names, e.spec.Name)
+			loaded = append(loaded, e.spec.Name)
 		}
+		errs = append(errs, r.loadViews(m, loaded)...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -206,4 +212,35 @@ func (r *Registry) Version(name string) string {
 		return e.version
 	}
 	return ""
+}
+
+// loadViews checks m's view descriptors, for the tools of m that loaded, and keeps them by
+// tool.
+func (r *Registry) loadViews(m plugins.Manifest, tools []string) []error {
+	var errs []error
+	for i, d := range m.Views {
+		name := d.Tool
+		if name == "" {
+			name = fmt.Sprintf("view #%d", i)
+		}
+		if err := views.Check(m.Name, tools, d); err != nil {
+			errs = append(errs, &LoadError{Plugin: m.Name, Tool: name, Err: err})
+			continue
+		}
+		if _, dup := r.views[d.Tool]; dup {
+			errs = append(errs, &LoadError{Plugin: m.Name, Tool: name, Err: &views.FieldError{Field: "Tool", Reason: "has a second view descriptor; a tool has one"}})
+			continue
+		}
+		r.views[d.Tool] = d
+	}
+	return errs
+}
+
+// View returns the plugin's view descriptor for tool, if it declared one.
+func (r *Registry) View(tool string) (plugins.ViewDescriptor, bool) {
+	if r == nil {
+		return plugins.ViewDescriptor{}, false
+	}
+	d, ok := r.views[tool]
+	return d, ok
 }
