@@ -15,6 +15,7 @@ import (
 	"buddi/plugins/developer/shot"
 	"buddi/plugins/host"
 	"buddi/plugins/web"
+	"buddi/runtime/canvas"
 	"buddi/runtime/delegate"
 	"buddi/runtime/platform"
 	"buddi/runtime/run"
@@ -51,6 +52,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		host.Manifest(host.Deps{}),
 		web.Manifest(web.Deps{Pool: pool, Search: web.SearchFromEnv(os.Getenv)}),
 		run.Manifest(pool),
+		canvas.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
 		platform.Manifest(), // bound to the catalogue and registry in buddi serve (platform.Bind)
 		scheduler.ManifestTelling(pool, (&sentinels.Engine{Pool: pool}).AllMuted, tell),
