@@ -45,6 +45,9 @@ type Event struct {
 	IsError bool   `json:"is_error,omitempty"` // a tool's answer reports a failure
 	// Data is a tool answer's structured output for the surfaces (a renderer and its input).
 	Data json.RawMessage `json:"data,omitempty"`
+	// View is what the canvas draws for a tool answer or an approval card (a core/views
+	// View), when it has something to draw.
+	View json.RawMessage `json:"view,omitempty"`
 	// Retry is set on run.failed when a retry is honest.
 	Retry bool `json:"retry,omitempty"`
 	// Until is when a waiting or retrying run tries again.
@@ -59,7 +62,7 @@ const BufferSize = 4096
 type Hub struct {
 	// Scrub, when set, takes stored secrets out of every event but streamed text (which a
 	// run redacts as a stream) before it is buffered or handed out: its text, arguments,
-	// preview and data.
+	// preview, data and view.
 	Scrub redact.Scrubber
 
 	mu    sync.Mutex
@@ -131,6 +134,9 @@ func (h *Hub) scrub(ev *Event) {
 	}
 	if len(ev.Data) > 0 {
 		ev.Data = r.JSON(ev.Data)
+	}
+	if len(ev.View) > 0 {
+		ev.View = r.JSON(ev.View)
 	}
 }
 

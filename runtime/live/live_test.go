@@ -26,6 +26,7 @@ func TestHubScrubsEveryEvent(t *testing.T) {
 		{ConversationID: "c1", RunID: "r1", Type: "tool.call", Args: `{"token":"` + secret + `"}`},
 		{ConversationID: "c1", RunID: "r1", Type: "tool.call", Args: "not json " + secret},
 		{ConversationID: "c1", RunID: "r1", Type: "tool.result", Text: secret, Data: json.RawMessage(`{"k":"` + secret + `"}`)},
+		{ConversationID: "c1", RunID: "r1", Type: "tool.result", View: json.RawMessage(`{"renderer":"table","columns":["k"],"rows":[["` + secret + `"]]}`)},
 		{ConversationID: "c1", RunID: "r1", Type: "approval", Text: "send " + secret, Preview: "body: " + secret},
 		{ConversationID: "c1", RunID: "r1", Type: "run.failed", Text: "failed with " + secret},
 	}

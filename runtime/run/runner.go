@@ -23,6 +23,7 @@ import (
 	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/core/vault"
+	"buddi/core/views"
 	"buddi/internal/text"
 	"buddi/metrics"
 	"buddi/plugins"
@@ -680,8 +681,18 @@ func (r *Runner) record(ctx context.Context, m Meta, c provider.ToolCall, body t
 	if err != nil {
 		return err
 	}
-	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.result", Tool: c.Name, CallID: c.ID, Text: body.Content, IsError: body.IsError, Data: body.Data})
+	r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "tool.result", Tool: c.Name, CallID: c.ID, Text: body.Content, IsError: body.IsError, Data: body.Data,
+		View: r.view(views.Input{Result: views.Result{Tool: c.Name, IsError: body.IsError, Content: body.Content, Data: body.Data}})})
 	return nil
+}
+
+// view is what the canvas draws for in, with the tool's descriptor, scrubbed; nil when there
+// is nothing to draw.
+func (r *Runner) view(in views.Input) json.RawMessage {
+	if d, ok := r.Tools.View(in.Tool); ok {
+		in.Descriptor = &d
+	}
+	return views.Scrub(views.Resolve(in), r.Scrub)
 }
 
 // callOnce proposes one call, unless the run proposed it before: then it is answered from
@@ -752,7 +763,8 @@ func (r *Runner) callOnce(ctx context.Context, m Meta, a agents.Agent, c provide
 		rec := *prop.Action
 		if rec.Approval.State == action.Pending {
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "approval", Tool: c.Name, CallID: c.ID,
-				ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview})
+				ActionID: rec.ID, Text: rec.Envelope.Summary, Preview: rec.Envelope.Preview,
+				View: r.view(views.Input{Result: views.Result{Tool: c.Name}, Pending: &rec.Envelope})})
 			if (!m.Interactive || Remote(m.Surface) || m.Depth > 0) && r.Asked != nil { // nobody watches a delegated run either
 				r.Asked(ctx, m, rec)
 			}
