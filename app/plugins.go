@@ -14,7 +14,6 @@ import (
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
 	"buddi/plugins/host"
-	"buddi/plugins/memory"
 	"buddi/plugins/web"
 	"buddi/runtime/canvas"
 	"buddi/runtime/delegate"
@@ -52,7 +51,6 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		developer.Manifest(deps),
 		host.Manifest(host.Deps{}),
 		web.Manifest(web.Deps{Pool: pool, Search: web.SearchFromEnv(os.Getenv)}),
-		memory.Manifest(memory.Deps{Pool: pool}),
 		run.Manifest(pool),
 		canvas.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
