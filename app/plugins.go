@@ -11,9 +11,11 @@ import (
 	"buddi/core/seal"
 	"buddi/migrations"
 	"buddi/plugins"
+	artifactsplugin "buddi/plugins/artifacts"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
 	"buddi/plugins/host"
+	"buddi/plugins/memory"
 	"buddi/plugins/web"
 	"buddi/runtime/canvas"
 	"buddi/runtime/delegate"
@@ -47,10 +49,16 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		deps.Screenshots = shot.Chromium{}
 		deps.Artifacts = artifacts{artifact.NewStore(pool, home)}
 	}
+	var files artifactsplugin.Deps // without a database, the artifacts tools say there is no store
+	if pool != nil {
+		files.Store = artifact.NewStore(pool, home)
+	}
 	return []plugins.Manifest{
 		developer.Manifest(deps),
 		host.Manifest(host.Deps{}),
+		artifactsplugin.Manifest(files),
 		web.Manifest(web.Deps{Pool: pool, Search: web.SearchFromEnv(os.Getenv)}),
+		memory.Manifest(memory.Deps{Pool: pool}),
 		run.Manifest(pool),
 		canvas.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
