@@ -192,7 +192,8 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 		s.failConversation(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversation": conv, "transcript": withHTML(entries)})
+	transcript := withViews(withHTML(entries), s.deps.Tools.View, s.deps.Chat.Conversations.Scrub)
+	writeJSON(w, http.StatusOK, map[string]any{"conversation": conv, "transcript": transcript})
 }
 
 var upgrader = websocket.Upgrader{
