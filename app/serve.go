@@ -43,6 +43,7 @@ import (
 	"buddi/pgcluster"
 	"buddi/plugins"
 	"buddi/plugins/developer"
+	"buddi/plugins/web"
 	"buddi/queue"
 	"buddi/runtime/account"
 	"buddi/runtime/delegate"
@@ -240,6 +241,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		log.Warn("an installed plugin does not load; everything else does", "err", p)
 	}
 	manifests := append(ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log), installed.Manifests()...)
+	web.BindSecrets(manifests, secrets.Get) // web.search's hosted providers read their key from the vault
 	if firstStart {
 		log.Info("applying migrations…")
 	}

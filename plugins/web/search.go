@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
+	"golang.org/x/net/html"
+
+	"buddi/plugins"
 	"buddi/runtime/transport"
 	"buddi/version"
 )
@@ -27,19 +32,41 @@ const (
 	// ProviderSearXNG is a self-hosted SearXNG, asked through its JSON API
 	// (/search?q=…&format=json, with json among the instance's search formats).
 	ProviderSearXNG = "searxng"
+	// ProviderTavily is Tavily's search API (POST /search), its key in the vault as
+	// [TavilyKey].
+	ProviderTavily = "tavily"
+	// ProviderBrave is Brave's web search API (GET /res/v1/web/search), its key in the vault
+	// as [BraveKey].
+	ProviderBrave = "brave"
+)
+
+// The vault entries the hosted providers' keys are kept in (`buddi vault set NAME`).
+const (
+	TavilyKey = "TAVILY_API_KEY"       // Tavily's API key
+	BraveKey  = "BRAVE_SEARCH_API_KEY" // Brave Search's subscription token
+)
+
+// The hosted providers' own addresses, when BUDDI_SEARCH_URL does not name another.
+const (
+	tavilyURL = "https://api.tavily.com"
+	braveURL  = "https://api.search.brave.com"
 )
 
 // SearchConfig is the owner's search backend: configuration, never a model's to change.
 type SearchConfig struct {
-	// Provider is BUDDI_SEARCH_PROVIDER: "searxng", or "" for none.
+	// Provider is BUDDI_SEARCH_PROVIDER: "searxng", "tavily", "brave", or "" for none.
 	Provider string
-	// URL is BUDDI_SEARCH_URL, the backend's base URL (a SearXNG's, e.g.
-	// http://127.0.0.1:8888).
+	// URL is BUDDI_SEARCH_URL, the backend's base URL: a SearXNG's (e.g.
+	// http://127.0.0.1:8888), required for it; for Tavily and Brave it replaces their own
+	// address (a proxy the owner runs, say) and is usually left empty.
 	URL string
+	// Secret reads the hosted providers' key from the owner's vault, at every search (so a
+	// key set or replaced after buddi started is used). Nil: no key can be read.
+	Secret func(name string) (string, error)
 }
 
 // SearchFromEnv reads the search backend from BUDDI_SEARCH_PROVIDER and BUDDI_SEARCH_URL
-// through getenv (os.Getenv).
+// through getenv (os.Getenv). The hosted providers' key is the vault's: set Secret.
 func SearchFromEnv(getenv func(string) string) SearchConfig {
 	return SearchConfig{
 		Provider: strings.ToLower(strings.TrimSpace(getenv("BUDDI_SEARCH_PROVIDER"))),
@@ -86,24 +113,57 @@ var errNoSearch = errors.New("web.search has no search backend: the owner has no
 type searcher struct {
 	cfg     SearchConfig
 	base    *url.URL
+	key     string // the vault entry of the provider's key, "" for SearXNG
 	problem string
 	client  *http.Client
+	bound   atomic.Pointer[func(string) (string, error)] // the vault, bound in buddi serve (BindSecrets)
+}
+
+// BindSecrets hands the owner's vault to the web.search of manifests, for the hosted
+// providers' keys (a SearchConfig.Secret, when set, is read first); it reports whether it
+// found the tool.
+func BindSecrets(manifests []plugins.Manifest, get func(name string) (string, error)) bool {
+	for _, m := range manifests {
+		for _, t := range m.Tools {
+			if st, ok := t.(*searchTool); ok {
+				st.p.search.bound.Store(&get)
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func newSearcher(cfg SearchConfig, limits Limits) *searcher {
 	s := &searcher{cfg: cfg}
+	base := cfg.URL
 	switch cfg.Provider {
 	case "":
-		s.problem = "No search backend is configured: the owner sets BUDDI_SEARCH_PROVIDER=searxng and BUDDI_SEARCH_URL to a SearXNG with its JSON format on."
+		s.problem = "No search backend is configured: the owner sets BUDDI_SEARCH_PROVIDER to tavily or brave (with the key in the vault), or to searxng with BUDDI_SEARCH_URL."
 	case ProviderSearXNG:
-		u, err := url.Parse(cfg.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			s.problem = fmt.Sprintf("BUDDI_SEARCH_URL %q is not an http or https URL: the owner sets it to the SearXNG's address.", cfg.URL)
-			break
+		if base == "" {
+			s.problem = "BUDDI_SEARCH_URL is not set: the owner sets it to the SearXNG's address (with json among its search formats)."
 		}
-		s.base = u
+	case ProviderTavily:
+		s.key = TavilyKey
+		if base == "" {
+			base = tavilyURL
+		}
+	case ProviderBrave:
+		s.key = BraveKey
+		if base == "" {
+			base = braveURL
+		}
 	default:
-		s.problem = fmt.Sprintf("BUDDI_SEARCH_PROVIDER %q is not a provider this buddi speaks to: the owner sets it to searxng.", cfg.Provider)
+		s.problem = fmt.Sprintf("BUDDI_SEARCH_PROVIDER %q is not a provider this buddi speaks to: the owner sets it to tavily, brave or searxng.", cfg.Provider)
+	}
+	if s.problem == "" {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			s.problem = fmt.Sprintf("BUDDI_SEARCH_URL %q is not an http or https URL without credentials: the owner sets it to the search backend's address.", cfg.URL)
+		} else {
+			s.base = u
+		}
 	}
 	if s.base != nil {
 		tr := transport.New(transport.Config{
@@ -116,11 +176,43 @@ func newSearcher(cfg SearchConfig, limits Limits) *searcher {
 	return s
 }
 
+// apiKey reads the provider's key from the vault; its error is one sentence for the model
+// and the owner, naming the entry and never a value.
+func (s *searcher) apiKey() (string, error) {
+	get := s.cfg.Secret
+	if get == nil {
+		if b := s.bound.Load(); b != nil {
+			get = *b
+		}
+	}
+	if get == nil {
+		return "", fmt.Errorf("the %s key cannot be read here: buddi serve reads it from the vault entry %s", s.cfg.Provider, s.key)
+	}
+	v, err := get(s.key)
+	if err != nil || strings.TrimSpace(v) == "" {
+		return "", fmt.Errorf("the vault has no %s (or is locked): the owner sets it with `buddi vault set %s`", s.key, s.key)
+	}
+	return strings.TrimSpace(v), nil
+}
+
 func (s *searcher) status() SearchStatus {
 	if s.base == nil {
 		return SearchStatus{Provider: s.cfg.Provider, Problem: s.problem}
 	}
+	if s.key != "" {
+		if _, err := s.apiKey(); err != nil {
+			return SearchStatus{Provider: s.cfg.Provider, Host: s.base.Host, Problem: upperFirst(err.Error()) + "."}
+		}
+	}
 	return SearchStatus{Configured: true, Provider: s.cfg.Provider, Host: s.base.Host}
+}
+
+// upperFirst makes a clause a sentence's beginning.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // searxngAnswer is the part of SearXNG's JSON answer read.
@@ -131,6 +223,29 @@ type searxngAnswer struct {
 		Content string `json:"content"`
 	} `json:"results"`
 }
+
+// tavilyAnswer is the part of Tavily's JSON answer read.
+type tavilyAnswer struct {
+	Results []struct {
+		URL     string `json:"url"`
+		Title   string `json:"title"`
+		Content string `json:"content"`
+	} `json:"results"`
+}
+
+// braveAnswer is the part of Brave's JSON answer read: its web results.
+type braveAnswer struct {
+	Web *struct {
+		Results []struct {
+			URL         string `json:"url"`
+			Title       string `json:"title"`
+			Description string `json:"description"`
+		} `json:"results"`
+	} `json:"web"`
+}
+
+// hit is one result as a backend gave it, before it is checked and bounded.
+type hit struct{ url, title, snippet string }
 
 // search asks the backend for query. It returns the Fetch to record unless the error is
 // errNoSearch.
@@ -143,20 +258,17 @@ func (s *searcher) search(ctx context.Context, query string) (Results, Fetch, er
 		f.Outcome, f.Reason = OutcomeError, msg
 		return Results{}, f, errors.New(msg)
 	}
-	u := s.base.JoinPath("search")
-	q := url.Values{"q": {query}, "format": {"json"}}
-	u.RawQuery = q.Encode()
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := s.request(ctx, query)
 	if err != nil {
-		return fail(fmt.Sprintf("The search backend cannot be asked: %v.", err))
+		return fail(upperFirst(err.Error()) + ".")
 	}
 	req.Header.Set("User-Agent", "buddi/"+version.Version+" (web.search)")
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return fail(fmt.Sprintf("The search backend at %s did not answer: %v.", s.base.Host, err))
+		return fail(fmt.Sprintf("The search backend at %s did not answer: %v.", s.base.Host, errors.Unwrap(err)))
 	}
 	defer resp.Body.Close()
 	f.Status = resp.StatusCode
@@ -165,30 +277,129 @@ func (s *searcher) search(ctx context.Context, query string) (Results, Fetch, er
 	if err != nil {
 		return fail(fmt.Sprintf("The search backend's answer could not be read: %v.", err))
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case s.cfg.Provider == ProviderSearXNG:
 		return fail(fmt.Sprintf("The search backend at %s answered %s (a SearXNG must list json among its search formats).", s.base.Host, resp.Status))
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fail(fmt.Sprintf("The %s search API at %s refused the key (%s): the owner checks the vault entry %s.", s.cfg.Provider, s.base.Host, resp.Status, s.key))
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return fail(fmt.Sprintf("The %s search API at %s says the key's quota or rate is spent (%s): search again later.", s.cfg.Provider, s.base.Host, resp.Status))
+	default:
+		return fail(fmt.Sprintf("The %s search API at %s answered %s.", s.cfg.Provider, s.base.Host, resp.Status))
 	}
-	var ans searxngAnswer
-	if err := json.Unmarshal(body, &ans); err != nil {
-		return fail(fmt.Sprintf("The search backend at %s did not answer with SearXNG's JSON.", s.base.Host))
+	hits, err := s.parse(body)
+	if err != nil {
+		return fail(fmt.Sprintf("The search backend at %s did not answer with %s's JSON.", s.base.Host, s.cfg.Provider))
 	}
 	out := Results{Query: query, Results: []Result{}, Source: Source, Untrusted: Rule}
-	for _, r := range ans.Results {
+	for _, r := range hits {
 		if len(out.Results) == maxResults {
 			break
 		}
-		link, err := url.Parse(r.URL)
+		link, err := url.Parse(r.url)
 		if err != nil || (link.Scheme != "http" && link.Scheme != "https") || link.Host == "" || link.User != nil {
 			continue
 		}
 		out.Results = append(out.Results, Result{
-			Title:     bound(collapse(clean(r.Title)), maxTitle),
+			Title:     bound(collapse(clean(r.title)), maxTitle),
 			URL:       bound(link.String(), 2048),
-			Snippet:   bound(collapse(clean(r.Content)), maxSnippet),
+			Snippet:   bound(collapse(clean(r.snippet)), maxSnippet),
 			Source:    Source,
 			Untrusted: Rule,
 		})
 	}
 	f.Outcome = OutcomeOK
 	return out, f, nil
+}
+
+// request is the backend's own request for query.
+func (s *searcher) request(ctx context.Context, query string) (*http.Request, error) {
+	switch s.cfg.Provider {
+	case ProviderTavily:
+		key, err := s.apiKey()
+		if err != nil {
+			return nil, err
+		}
+		body, _ := json.Marshal(map[string]any{"query": query, "max_results": maxResults, "search_depth": "basic"})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base.JoinPath("search").String(), bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("the search backend cannot be asked: %v", err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		return req, nil
+	case ProviderBrave:
+		key, err := s.apiKey()
+		if err != nil {
+			return nil, err
+		}
+		u := s.base.JoinPath("res", "v1", "web", "search")
+		u.RawQuery = url.Values{"q": {query}, "count": {fmt.Sprint(maxResults)}}.Encode()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("the search backend cannot be asked: %v", err)
+		}
+		req.Header.Set("X-Subscription-Token", key)
+		return req, nil
+	}
+	u := s.base.JoinPath("search")
+	u.RawQuery = url.Values{"q": {query}, "format": {"json"}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("the search backend cannot be asked: %v", err)
+	}
+	return req, nil
+}
+
+// parse reads the backend's answer as its hits, in its order.
+func (s *searcher) parse(body []byte) ([]hit, error) {
+	var hits []hit
+	switch s.cfg.Provider {
+	case ProviderTavily:
+		var ans tavilyAnswer
+		if err := json.Unmarshal(body, &ans); err != nil {
+			return nil, err
+		}
+		for _, r := range ans.Results {
+			hits = append(hits, hit{r.URL, r.Title, r.Content})
+		}
+	case ProviderBrave:
+		var ans braveAnswer
+		if err := json.Unmarshal(body, &ans); err != nil {
+			return nil, err
+		}
+		if ans.Web != nil {
+			for _, r := range ans.Web.Results {
+				// Brave marks the words matched with <strong>: the snippet is text.
+				hits = append(hits, hit{r.URL, stripTags(r.Title), stripTags(r.Description)})
+			}
+		}
+	default:
+		var ans searxngAnswer
+		if err := json.Unmarshal(body, &ans); err != nil {
+			return nil, err
+		}
+		for _, r := range ans.Results {
+			hits = append(hits, hit{r.URL, r.Title, r.Content})
+		}
+	}
+	return hits, nil
+}
+
+// stripTags is the text of an HTML fragment: its tags dropped, its entities read.
+func stripTags(s string) string {
+	if !strings.ContainsAny(s, "<&") {
+		return s
+	}
+	var b strings.Builder
+	z := html.NewTokenizer(strings.NewReader(s))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return b.String()
+		case html.TextToken:
+			b.Write(z.Text())
+		}
+	}
 }
