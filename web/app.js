@@ -7,6 +7,7 @@ import { pages } from '/pages.js';
 import { watch } from '/watch.js';
 import { phone } from '/phone.js';
 import { settingsNav } from '/nav.js';
+import { canvasPanel } from '/canvas.js';
 
 const port = location.port || (location.protocol === 'https:' ? '443' : '80');
 const csrfCookie = 'buddi_csrf_' + port;
@@ -322,11 +323,16 @@ async function drawChat(agentId) {
     chat = { agent: agentId, conv: ((convs.conversations || [])[0] || {}).id || '', socket: null, streaming: null, run: '' };
   }
   const thread = h('div', { class: 'thread', id: 'thread' });
+  const board = canvasPanel(chat.conv);
   let active = '';
   if (chat.conv) {
     const [got, waiting] = await Promise.all([api('GET', '/api/conversations/' + encodeURIComponent(chat.conv)), api('GET', '/api/approvals')]);
     add(thread, (got.transcript || []).map(renderEntry));
-    for (const a of (waiting || []).filter(a => a.conversation_id === chat.conv)) placeCard(thread, a);
+    for (const e of got.transcript || []) if (e.kind === 'tool' && e.body) board.add(e.body.view, e.body.call_id);
+    for (const a of (waiting || []).filter(a => a.conversation_id === chat.conv)) {
+      placeCard(thread, a);
+      board.add({ renderer: 'envelope', source: 'pending', tool: a.tool, title: (a.envelope || {}).summary, text: (a.envelope || {}).preview }, a.call_id || a.id);
+    }
     active = got.conversation.active_run || '';
     // The stream's replay of what the transcript already holds is not drawn again: text
     // streamed before the run's latest committed entry, and calls and results by their ids.
@@ -343,7 +349,9 @@ async function drawChat(agentId) {
     input, h('button', { class: 'primary', type: 'submit' }, 'Send'),
     h('button', { type: 'button', id: 'stop', onclick: () => chat.conv && act(() => api('POST', `/api/conversations/${encodeURIComponent(chat.conv)}/stop`), 'Stopping') }, 'Stop'));
   input.addEventListener('keydown', ev => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
-  if (!paint(h('h2', {}, agent.available === false ? words(' ', agent.handle, `(cannot run: ${agent.problem || 'unavailable'})`) : agent.handle), thread, form)) return;
+  if (!paint(h('h2', {}, agent.available === false ? words(' ', agent.handle, `(cannot run: ${agent.problem || 'unavailable'})`) : agent.handle),
+    h('div', { class: 'with-canvas' }, h('div', { class: 'chat-column' }, thread, form), board.el))) return;
+  chat.board = board;
   input.focus();
   // The run's stream is followed once the thread it draws into is on the page; its replay
   // brings cards the thread already has, which placeCard keeps once.
@@ -385,11 +393,14 @@ function follow(runID) {
         chat.streaming.textContent += ev.text || '';
         break;
       case 'tool.call': chat.streaming = null; if (!drawnOnce(thread, 'data-call', ev.call_id)) add(thread, callLine(ev.tool, ev.args, ev.call_id)); break;
-      case 'tool.result': chat.streaming = null; if (!drawnOnce(thread, 'data-result', ev.call_id)) add(thread, toolLine(ev.tool, ev.is_error, ev.text, ev.data, ev.call_id)); break;
+      case 'tool.result': chat.streaming = null; if (!drawnOnce(thread, 'data-result', ev.call_id)) add(thread, toolLine(ev.tool, ev.is_error, ev.text, ev.data, ev.call_id));
+        if (chat.board) chat.board.add(ev.view, ev.call_id);
+        break;
       case 'approval':
         // The stream replays cards already decided: a card is drawn only while its action
         // waits (the action is stored before its card is published), and once.
         chat.streaming = null;
+        if (chat.board) chat.board.add(ev.view, ev.call_id);
         api('GET', '/api/approvals').then(list => {
           const a = (list || []).find(a => a.id === ev.action_id);
           const now = document.getElementById('thread');
