@@ -437,7 +437,8 @@ function timelineLine(e) {
 
 async function drawActivity() {
   const paint = painter();
-  const [evs, jobs, appr] = await Promise.all([api('GET', '/api/events?limit=100'), api('GET', '/api/jobs?all=1').catch(() => ({ failed: [] })), api('GET', '/api/approvals?state=all')]);
+  const [evs, jobs, appr, fetched] = await Promise.all([api('GET', '/api/events?limit=100'), api('GET', '/api/jobs?all=1').catch(() => ({ failed: [] })), api('GET', '/api/approvals?state=all'),
+    api('GET', '/api/web/fetches?limit=50').catch(() => null)]);
   const failed = jobs.failed || [];
   paint(
     h('h2', {}, 'What happened'),
@@ -456,7 +457,19 @@ async function drawActivity() {
       h('span', { class: 'what' }, (a.approval || {}).state || ''),
       h('span', {}, a.tool),
       h('span', { class: 'detail muted' }, (a.envelope || {}).summary || ''))))
-      : h('p', { class: 'muted' }, 'None.'));
+      : h('p', { class: 'muted' }, 'None.'),
+    fetched ? webReads(fetched.fetches || []) : null);
+}
+
+// webReads lists what agents fetched from the web (web.fetches): who, which host, why and
+// what came of it; a refused place is marked, with the guard's sentence.
+function webReads(rows) {
+  return [h('h2', {}, 'Web reads'),
+    rows.length ? h('ol', { class: 'timeline', 'data-list': 'web-fetches' }, rows.map(f => h('li', { 'data-outcome': f.outcome },
+      h('time', { datetime: f.at }, when(f.at)),
+      h('span', { class: 'what' }, words(' · ', f.agent, f.tool, f.host)),
+      h('span', { class: f.outcome === 'ok' ? 'detail muted' : 'detail' }, words(' · ', f.outcome === 'ok' ? null : f.outcome, f.purpose, f.reason)))))
+      : h('p', { class: 'muted' }, 'No agent has read the web yet.')];
 }
 
 // --- Settings → Developer ---

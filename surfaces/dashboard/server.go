@@ -102,6 +102,9 @@ type Deps struct {
 	Watch *Watch
 	// Phone serves Settings → Telegram and Settings → Tailnet; nil leaves those routes out.
 	Phone *Phone
+	// WebFetches serves the web plugin's audit log (web.fetches) on Activity; nil leaves
+	// the route out.
+	WebFetches WebFetches
 	// MCP, when set, is buddi mcp's endpoint (mcpserver.Handler), served at /mcp on loopback
 	// only, outside the dashboard's credential and request deadline: it checks its own tokens,
 	// and an ask waits for a run.
@@ -193,6 +196,7 @@ func NewServer(deps Deps) *Server {
 	s.settingsRoutes()
 	s.watchRoutes()
 	s.phoneRoutes()
+	s.webRoutes()
 	s.metricsRoutes()
 	s.queueUIRoutes()
 	s.mux.Handle("GET /", webUI())
