@@ -23,6 +23,7 @@ import (
 	"buddi/metrics"
 	"buddi/migrations"
 	"buddi/plugins/developer"
+	"buddi/plugins/memory"
 	"buddi/queue"
 	"buddi/runtime/live"
 	"buddi/runtime/run"
@@ -133,6 +134,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
 		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler(), Modes: modeStore(src.Pool, w.seal, log),
+		Memory:  memoryPage{store: memory.NewStore(src.Pool), scrub: w.scrub},
 		Metrics: metrics.Handler(metrics.Sources{DB: src.Pool, RiverSchema: migrations.RiverSchema, TelegramLastPoll: w.telegramLastPoll(), Log: log}), QueueUI: w.queueUI}
 }
 

@@ -22,6 +22,7 @@ import (
 	"buddi/core/seal/sealtest"
 	"buddi/health"
 	"buddi/internal/pgtest"
+	"buddi/plugins/memory"
 	"buddi/queue"
 	"buddi/runtime/run"
 	"buddi/scheduler"
@@ -57,7 +58,8 @@ func setupAccess(t *testing.T) accessBundle {
 			},
 			CancelReminder: func(ctx context.Context, id int64) error { return scheduler.CancelReminder(ctx, pool, id) },
 			Sentinels:      &sentinels.Engine{Pool: pool}},
-		Phone: &dashboard.Phone{Telegram: &telegram.Store{Pool: pool, Key: b.key}}})
+		Phone:  &dashboard.Phone{Telegram: &telegram.Store{Pool: pool, Key: b.key}},
+		Memory: memoryOver{memory.NewStore(pool)}})
 	b.ts = httptest.NewServer(b.srv.Handler())
 	t.Cleanup(b.ts.Close)
 	return b

@@ -105,6 +105,8 @@ type Deps struct {
 	// WebFetches serves the web plugin's audit log (web.fetches) on Activity; nil leaves
 	// the route out.
 	WebFetches WebFetches
+	// Memory serves the Memory page; nil leaves those routes out.
+	Memory Memory
 	// MCP, when set, is buddi mcp's endpoint (mcpserver.Handler), served at /mcp on loopback
 	// only, outside the dashboard's credential and request deadline: it checks its own tokens,
 	// and an ask waits for a run.
@@ -197,6 +199,7 @@ func NewServer(deps Deps) *Server {
 	s.watchRoutes()
 	s.phoneRoutes()
 	s.webRoutes()
+	s.memoryRoutes()
 	s.metricsRoutes()
 	s.queueUIRoutes()
 	s.mux.Handle("GET /", webUI())
