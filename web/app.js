@@ -6,6 +6,7 @@ import { h, fill, add, words, sanitised } from '/dom.js';
 import { pages } from '/pages.js';
 import { watch } from '/watch.js';
 import { phone } from '/phone.js';
+import { memory } from '/memory.js';
 import { settingsNav } from '/nav.js';
 import { canvasPanel } from '/canvas.js';
 
@@ -526,6 +527,8 @@ const more = pages({ api, painter, act, say, when });
 // Telegram and Settings → Tailnet. Both take the same helpers as pages.js.
 const watched = watch({ api, painter, act, say, when });
 const phoned = phone({ api, painter, act, say, when });
+// remembered is memory.js's Memory page.
+const remembered = memory({ api, painter, act, say, when });
 
 async function refresh() {
   generation++;
@@ -543,6 +546,7 @@ async function refresh() {
     else if (current.page === 'settings' && arg === 'tailnet') await phoned.tailnet();
     else if (current.page === 'reminders') await watched.reminders();
     else if (current.page === 'alerts') await watched.alerts();
+    else if (current.page === 'memory') await remembered.page();
     else if (current.page === 'settings') await drawDeveloper();
     else if (current.page === 'missions') await more.missions();
     else if (current.page === 'health') await more.health();

@@ -17,7 +17,7 @@ func TestPageServesEveryModuleItImports(t *testing.T) {
 	ts, _ := serve(t)
 	imports := regexp.MustCompile(`(?:from|import\()\s*'(/[^']+)'|(?:src|href)="(/[^"]+)"`)
 	want := map[string]bool{"/": true}
-	for _, name := range []string{"index.html", "app.js", "dom.js", "pages.js", "watch.js", "phone.js", "nav.js"} {
+	for _, name := range []string{"index.html", "app.js", "dom.js", "pages.js", "watch.js", "phone.js", "nav.js", "memory.js"} {
 		src, err := fs.ReadFile(web.FS, name)
 		if err != nil {
 			continue // a page module that is gone imports nothing
