@@ -15,8 +15,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"mime"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -184,6 +186,23 @@ func scanOne(row pgx.Row) (Artifact, error) {
 		return a, fmt.Errorf("read artifact: %w", err)
 	}
 	return a, nil
+}
+
+// Textual reports whether mediaType names text: text/*, JSON, XML, YAML, JavaScript, TOML,
+// SQL, or a +json, +xml or +yaml type.
+func Textual(mediaType string) bool {
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(mt, "text/") {
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript", "application/toml", "application/sql":
+		return true
+	}
+	return strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || strings.HasSuffix(mt, "+yaml")
 }
 
 // Get returns the version id's description, without its bytes.

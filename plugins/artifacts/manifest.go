@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -123,22 +122,9 @@ func upper(s string) string {
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-// Textual reports whether mediaType names text: text/*, JSON, XML, YAML, JavaScript, or a
-// +json, +xml or +yaml type.
-func Textual(mediaType string) bool {
-	mt, _, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		return false
-	}
-	if strings.HasPrefix(mt, "text/") {
-		return true
-	}
-	switch mt {
-	case "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript", "application/toml", "application/sql":
-		return true
-	}
-	return strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || strings.HasSuffix(mt, "+yaml")
-}
+// Textual reports whether mediaType names text (artifact.Textual): only text is written,
+// and only text is read back as text.
+func Textual(mediaType string) bool { return artifact.Textual(mediaType) }
 
 // checkName refuses a name that is not a plain file name.
 func checkName(name string) error {

@@ -81,6 +81,8 @@ type Deps struct {
 	Previews Previews
 	// Artifacts serves stored files; nil leaves the route out.
 	Artifacts Artifacts
+	// Files serves the Files page (core's artifact store); nil leaves those routes out.
+	Files Files
 	// PublicHost is the name requests may carry in Host besides the loopback names and the
 	// listener's address (BUDDI_WEB_HOST).
 	PublicHost string
@@ -195,6 +197,7 @@ func NewServer(deps Deps) *Server {
 	if deps.Artifacts != nil {
 		s.handle("GET /api/artifacts/{id}", s.artifact)
 	}
+	s.filesRoutes()
 	s.settingsRoutes()
 	s.watchRoutes()
 	s.phoneRoutes()
