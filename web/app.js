@@ -6,6 +6,7 @@ import { h, fill, add, words, sanitised } from '/dom.js';
 import { pages } from '/pages.js';
 import { watch } from '/watch.js';
 import { phone } from '/phone.js';
+import { files } from '/files.js';
 import { memory } from '/memory.js';
 import { settingsNav } from '/nav.js';
 import { canvasPanel } from '/canvas.js';
@@ -261,6 +262,11 @@ function toolData(data) {
   if (!data) return null;
   if (data.renderer === 'image' && /^[0-9a-f-]{36}$/.test(data.artifact || '')) {
     return h('img', { class: 'artifact', src: '/api/artifacts/' + data.artifact, alt: data.title || 'screenshot' });
+  }
+  if (data.renderer === 'file' && /^[0-9a-f-]{36}$/.test(data.artifact || '')) { // artifacts.attach
+    const name = typeof data.name === 'string' && data.name ? data.name : 'file', at = '/api/files/' + data.artifact;
+    return h('div', { class: 'file' }, /^image\/(png|jpeg|gif|webp)$/.test(data.media_type || '') ? h('img', { class: 'artifact', src: at + '/preview', alt: name }) : null,
+      h('a', { class: 'download', href: at + '/download', download: name }, words(' ', 'Download', name)), ' ', h('a', { href: '#/files/' + data.artifact }, 'Open in Files'));
   }
   if (data.renderer === 'offers' && Array.isArray(data.offers)) {
     return h('div', { class: 'offers' }, data.offers.map(o => h('button', { onclick: async ev => {
@@ -527,6 +533,7 @@ const more = pages({ api, painter, act, say, when });
 // Telegram and Settings → Tailnet. Both take the same helpers as pages.js.
 const watched = watch({ api, painter, act, say, when });
 const phoned = phone({ api, painter, act, say, when });
+const filed = files({ api, painter, act, say, when }); // the Files page
 // remembered is memory.js's Memory page.
 const remembered = memory({ api, painter, act, say, when });
 
@@ -546,6 +553,7 @@ async function refresh() {
     else if (current.page === 'settings' && arg === 'tailnet') await phoned.tailnet();
     else if (current.page === 'reminders') await watched.reminders();
     else if (current.page === 'alerts') await watched.alerts();
+    else if (current.page === 'files') await filed.page(arg);
     else if (current.page === 'memory') await remembered.page();
     else if (current.page === 'settings') await drawDeveloper();
     else if (current.page === 'missions') await more.missions();
