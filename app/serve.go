@@ -309,6 +309,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	accounts.Log = log
 	runner := &run.Runner{Pool: src.Pool, Conversations: convs, Executor: exec, Tools: reg, Catalog: catalog,
 		Accounts: accounts, Secrets: secrets, Scrub: scrub, Insert: insert, Host: tree.Turns, Live: hub, Log: log,
+		Search: nativeSearch{store: web.Store{Pool: src.Pool}, configured: web.SearchFromEnv(os.Getenv).Provider != ""},
 		Paused: func(ctx context.Context, q eventlog.Querier) (bool, error) {
 			paused, _, err := queue.Paused(ctx, q)
 			return paused, err

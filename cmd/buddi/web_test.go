@@ -19,19 +19,36 @@ import (
 )
 
 // buddi web read of a server on this machine, in many spellings of its address, reaches it
-// zero times: exit 1 and one sentence each, with --json too.
+// zero times: exit 1 and one sentence each, with --json too. Where the test may bind port 80
+// (as root, in CI) the server listens there, so the URLs carry no port and every spelling
+// is judged by its address, not refused at the port.
 func TestWebReadRefusesThisMachine(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int64
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		fmt.Fprint(w, "<p>the dashboard</p>")
 	}))
+	suffix := ""
+	if l, err := net.Listen("tcp", "127.0.0.1:80"); err == nil {
+		ts.Listener.Close()
+		ts.Listener = l
+	} else {
+		t.Logf("port 80 cannot be bound here (%v): the URLs carry the server's port", err)
+	}
+	ts.Start()
 	defer ts.Close()
-	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	if _, port, _ := net.SplitHostPort(ts.Listener.Addr().String()); port != "80" {
+		suffix = ":" + port
+	}
 	_, _, vars := env(t) // no buddi set up: nothing to record in, the read goes on
-	for _, host := range []string{"127.0.0.1", "localhost", "127.1", "0x7f.0.0.1", "0177.0.0.1", "2130706433", "[::ffff:127.0.0.1]", "LOCALHOST.", "127.0.0.1.nip.io"} {
-		for _, args := range [][]string{{"web", "read", "http://" + host + ":" + port + "/"}, {"web", "read", "--json", "http://" + host + ":" + port + "/"}} {
+	for _, host := range []string{
+		"127.0.0.1", "localhost", "LOCALHOST.", "localhost.localdomain", "a.localhost", "127.1", "127.0.1", "0x7f.0.0.1", "0x7F.1",
+		"0177.0.0.1", "0177.1", "2130706433", "017700000001", "0x7f000001", "127.0.0.1.", "127%2e0%2e0%2e1", "127。0。0。1",
+		"１２７.０.０.１", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::]", "[::1]",
+		"0", "0.0.0.0", "[::]", "example.com@127.0.0.1",
+	} {
+		for _, args := range [][]string{{"web", "read", "http://" + host + suffix + "/"}, {"web", "read", "--json", "http://" + host + suffix + "/"}} {
 			code, out, errOut := runBuddi(t, vars, time.Minute, args...)
 			if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "buddi: agents may not reach ") {
 				t.Errorf("buddi %v: exit %d, %q %q; want 1 and one sentence", args, code, out, errOut)

@@ -73,7 +73,10 @@ type Guard struct {
 	DialTimeout time.Duration
 }
 
-var localSuffixes = []string{".localhost", ".local", ".internal", ".home.arpa", ".lan"}
+// localSuffixes are the names only this machine or the local network answers: the seed's
+// list, and .localdomain, the domain /etc/hosts conventionally gives this machine
+// (localhost.localdomain).
+var localSuffixes = []string{".localhost", ".local", ".internal", ".home.arpa", ".lan", ".localdomain"}
 
 // CheckURL parses raw and judges everything about it that needs no lookup: scheme, port,
 // credentials and host. It returns the URL with its host normalised (the form that is

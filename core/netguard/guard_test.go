@@ -26,7 +26,7 @@ func TestCheckURLRefuses(t *testing.T) {
 		"http://user:pass@example.com/", "http://user@example.com/", "http://example.com@127.0.0.1/", "http://:@example.com/",
 		// local names
 		"http://localhost/", "http://LOCALHOST/", "http://localhost./", "http://a.localhost/", "http://printer.local/", "http://db.internal/",
-		"http://nas.home.arpa/", "http://router.lan/", "http://intranet/", "http://xn--lcalhost-t1a/",
+		"http://nas.home.arpa/", "http://router.lan/", "http://localhost.localdomain/", "http://box.LocalDomain./", "http://intranet/", "http://xn--lcalhost-t1a/",
 		// loopback, private, link-local, CGNAT, multicast, reserved, documentation: IPv4
 		"http://127.0.0.1/", "http://127.255.255.254/", "http://10.0.0.1/", "http://172.16.0.1/", "http://172.31.255.255/", "http://192.168.1.1/",
 		"http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/", "http://100.127.255.255/", "http://224.0.0.1/", "http://239.255.255.250/",

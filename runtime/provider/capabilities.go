@@ -40,7 +40,7 @@ type Capabilities struct {
 	ToolResultOrdering ToolResultOrdering // where tool results must stand
 	Cancellation       bool               // cancelling the context stops the call and its stream
 	UsageReporting     bool               // token usage is reported (EventUsage)
-	NativeWebSearch    bool               // the provider's own web search tool is offered; not yet
+	NativeWebSearch    bool               // the provider's own web search can be offered (Request.WebSearch)
 	SystemPrompt       SystemPromptForm   // how the system prompt travels
 	MaxOutputTokens    int                // the most output tokens the model accepts in max_tokens
 }

@@ -43,6 +43,29 @@ type Request struct {
 	Messages []Message // the conversation so far, oldest first; must not be empty
 	Tools    []Tool    // the tools the model may call; names as buddi knows them (dots allowed)
 	Limits   Limits    // token and time limits of this call
+	// WebSearch, when set, offers the provider's own web search (a wire whose
+	// Capabilities.NativeWebSearch is true); the searches it made come back in
+	// Result.Searches. A wire without it refuses the request.
+	WebSearch *WebSearch
+}
+
+// WebSearch is the provider's own web search, offered to the model for one call.
+type WebSearch struct {
+	MaxUses int // the most searches in the call; 0 means the provider's default
+}
+
+// Search is one search the provider made on the model's behalf (native web search).
+type Search struct {
+	ID      string      // the provider's id of the search
+	Query   string      // what the model searched for
+	Results []SearchHit // the pages found, in the provider's order
+	Error   string      // the provider's error code when the search failed, else ""
+}
+
+// SearchHit is one page a native search found.
+type SearchHit struct {
+	URL   string // the page
+	Title string // its title
 }
 
 // Limits bounds one provider call. The number of tool-call rounds in a run is the caller's
@@ -252,6 +275,7 @@ type Result struct {
 	RawStopReason string     // as the wire said it
 	Usage         Usage      // token counts
 	Attempts      int        // HTTP attempts made, retries included
+	Searches      []Search   // the native web searches the provider made (Request.WebSearch)
 }
 
 // ToolCalls returns the tool calls of the result's message, in order.

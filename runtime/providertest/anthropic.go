@@ -135,6 +135,17 @@ func checkAnthropic(r *http.Request, body []byte) (*wireRequest, *refusal) {
 	for i, t := range tools {
 		tool, _ := t.(map[string]any)
 		name, _ := tool["name"].(string)
+		if typ, _ := tool["type"].(string); typ != "" && typ != "custom" {
+			// A server tool: only the web search is known here.
+			if typ != "web_search_20250305" || name != "web_search" {
+				return nil, bad("tools.%d: Input tag '%s' found using 'type' does not match any of the expected tags", i, typ)
+			}
+			if slices.Contains(names, name) {
+				return nil, bad("tools: Tool names must be unique.")
+			}
+			names = append(names, name)
+			continue
+		}
 		if !toolNamePattern.MatchString(name) {
 			return nil, bad("tools.%d.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'", i)
 		}
@@ -246,6 +257,33 @@ func streamAnthropic(w http.ResponseWriter, req *wireRequest, reply Reply, seq i
 		s.drop()
 	}
 	index := 0
+	for i, q := range reply.Searches {
+		id := fmt.Sprintf("srvtoolu_pt%04d_%d", seq, i)
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "server_tool_use", "id": id, "name": "web_search", "input": map[string]any{}}})
+		input, _ := json.Marshal(map[string]string{"query": q.Query})
+		for _, piece := range chunks(string(input), 8) {
+			s.delta("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": piece}})
+		}
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+		var content any
+		if q.ErrorCode != "" {
+			content = map[string]any{"type": "web_search_tool_result_error", "error_code": q.ErrorCode}
+		} else {
+			hits := []any{}
+			for _, h := range q.Results {
+				hits = append(hits, map[string]any{"type": "web_search_result", "url": h.URL, "title": h.Title,
+					"encrypted_content": "EqgfCioIARgBIiQ3", "page_age": "April 30, 2026"})
+			}
+			content = hits
+		}
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "web_search_tool_result", "tool_use_id": id, "content": content}})
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if len(reply.Text) > 0 {
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}})

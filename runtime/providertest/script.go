@@ -22,6 +22,9 @@ type Reply struct {
 	// pieces; on Chat Completions several calls are interleaved, so the client must
 	// assemble them by index.
 	ToolCalls []ToolCall
+	// Searches are native web searches (Messages wire only) streamed before the text, each
+	// as a server_tool_use block and its web_search_tool_result.
+	Searches []Search
 	// StopReason is end_turn, tool_use, max_tokens or stop_sequence, in the Messages
 	// wire's words (mapped for Chat Completions); empty means tool_use when there are
 	// tool calls and end_turn otherwise.
@@ -48,6 +51,16 @@ type ToolCall struct {
 	Name string // the name as sent on the wire (a mapped name, such as developer__run)
 	Args string // the arguments' JSON; empty means {}
 }
+
+// Search is one scripted native web search: the query and its results, or an error code.
+type Search struct {
+	Query     string
+	Results   []SearchHit
+	ErrorCode string // e.g. max_uses_exceeded; set, the search failed
+}
+
+// SearchHit is one page a scripted search found.
+type SearchHit struct{ URL, Title string }
 
 // Text returns a reply that streams text in the given pieces and ends the turn.
 func Text(pieces ...string) Reply { return Reply{Text: pieces, InputTokens: 12, OutputTokens: 7} }

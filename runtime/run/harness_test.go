@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,13 +28,16 @@ import (
 	"buddi/core/eventlog"
 	"buddi/core/events"
 	"buddi/core/executor"
+	"buddi/core/netguard"
 	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/core/seal"
 	"buddi/core/vault"
 	"buddi/db"
 	"buddi/internal/pgtest"
+	"buddi/migrations"
 	"buddi/plugins"
+	"buddi/plugins/web"
 	"buddi/queue"
 	"buddi/runtime/account"
 	"buddi/runtime/live"
@@ -90,7 +98,33 @@ type harness struct {
 	qpool    *pgxpool.Pool
 	register func(w *river.Workers) error
 	host     *supervisor.ConversationHost
-	panics   atomic.Int32 // the run's code (its agent catalog) panics this many more times
+	panics   atomic.Int32           // the run's code (its agent catalog) panics this many more times
+	page     atomic.Pointer[string] // what the page at http://page.example/ serves (web.read)
+	pageHits atomic.Int64           // the requests it answered
+	search   *searchRecorder        // the runner's NativeSearch: off until a test turns it on
+}
+
+// searchRecorder is a run.NativeSearch that records the searches it is told of.
+type searchRecorder struct {
+	native atomic.Bool
+	mu     sync.Mutex
+	got    []provider.Search
+	agents []string
+}
+
+func (s *searchRecorder) Native() bool { return s.native.Load() }
+
+func (s *searchRecorder) Record(_ context.Context, agent, _, _ string, found provider.Search) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got, s.agents = append(s.got, found), append(s.agents, agent)
+	return nil
+}
+
+func (s *searchRecorder) searches() []provider.Search {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]provider.Search(nil), s.got...)
 }
 
 type syncBuffer struct {
@@ -124,7 +158,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 		t.Fatal(err)
 	}
 	t.Cleanup(qpool.Close)
-	h := &harness{t: t, pool: pool, qpool: qpool, model: providertest.New(t), convs: conversation.NewStore(pool), hub: live.NewHub(), logs: &syncBuffer{}}
+	h := &harness{t: t, pool: pool, qpool: qpool, search: &searchRecorder{}, model: providertest.New(t), convs: conversation.NewStore(pool), hub: live.NewHub(), logs: &syncBuffer{}}
 	h.gated = &effectTool{spec: plugins.Spec{Name: "test.note", Description: "Write a note.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierGated}}
 	h.auto = &effectTool{spec: plugins.Spec{Name: "test.count", Description: "Count once.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto}}
 	h.peek = &effectTool{spec: plugins.Spec{Name: "test.peek", Description: "Read a config file.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectRead}, Tier: plugins.TierAuto},
@@ -132,13 +166,17 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	h.hidden = &effectTool{spec: plugins.Spec{Name: "test.hidden", Description: "Not yours.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectStateWrite}, Tier: plugins.TierAuto}}
 	h.binary = &effectTool{spec: plugins.Spec{Name: "test.binary", Description: "Read a binary file.", Schema: argsSchema, Effects: []plugins.Effect{plugins.EffectRead}, Tier: plugins.TierAuto},
 		text: "ELF\x00\x01 header, then " + planted + "\x00 in the data"}
-	h.tools, err = registry.New(run.Manifest(pool), plugins.Manifest{Name: "test", Version: "1", Tools: []plugins.Tool{h.gated, h.auto, h.peek, h.hidden, h.binary}})
+	if _, err := migrations.Up(ctx, pool, nil, migrations.Set{Schema: web.Schema, FS: web.Migrations()}); err != nil {
+		t.Fatal(err)
+	}
+	h.tools, err = registry.New(run.Manifest(pool), plugins.Manifest{Name: "test", Version: "1", Tools: []plugins.Tool{h.gated, h.auto, h.peek, h.hidden, h.binary}},
+		web.Manifest(web.Deps{Pool: pool, Guard: h.pageGuard()}))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	dir := t.TempDir()
-	agentFile := "---\nid: tester\nhandle: \"@tester\"\nname: Tester\ndefault: true\ntools: [conversation.ask, test.note, test.count, test.peek, test.binary]\n---\nYou test things.\n"
+	agentFile := "---\nid: tester\nhandle: \"@tester\"\nname: Tester\ndefault: true\ntools: [conversation.ask, test.note, test.count, test.peek, test.binary, web.read, web.search]\n---\nYou test things.\n"
 	if err := os.WriteFile(filepath.Join(dir, "tester.md"), []byte(agentFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +228,7 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	})
 	h.runner = &run.Runner{Pool: pool, Conversations: h.convs, Executor: exec, Tools: h.tools, Catalog: catalog,
 		Accounts: h.accounts, Secrets: secrets, Scrub: scrub, Transport: h.transport(), Insert: h.insert,
-		Host: h.hostFor(sys, tree), Live: h.hub, Log: log,
+		Host: h.hostFor(sys, tree), Live: h.hub, Log: log, Search: h.search,
 		Delay: func(time.Duration) time.Duration { return 50 * time.Millisecond }}
 	h.register = func(w *river.Workers) error {
 		river.AddWorker(w, &run.StartWorker{Runner: h.runner})
@@ -203,6 +241,36 @@ func newHarness(t testing.TB, wire provider.Wire, extra ...func(*river.Workers))
 	}
 	h.startQueue()
 	return h
+}
+
+// pageGuard is the web plugin's address guard with its hooks: page.example resolves to a
+// public address, and the dial of that approved address reaches a loopback server that
+// serves h.page. Every other name is refused or fails as it would offline.
+func (h *harness) pageGuard() *netguard.Guard {
+	h.t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.pageHits.Add(1)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if p := h.page.Load(); p != nil {
+			_, _ = io.WriteString(w, *p)
+		}
+	}))
+	h.t.Cleanup(ts.Close)
+	public := netip.MustParseAddr("93.184.216.34")
+	return &netguard.Guard{
+		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			if host == "page.example" {
+				return []netip.Addr{public}, nil
+			}
+			return nil, fmt.Errorf("no such host %s", host)
+		},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr != "93.184.216.34:80" {
+				return nil, fmt.Errorf("the test dials only the approved address, not %s", addr)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, ts.Listener.Addr().String())
+		},
+	}
 }
 
 // transport trusts the scripted server and sends every provider's host name to it, but

@@ -85,6 +85,10 @@ type Runner struct {
 	// Unattended names the tools every unattended run is offered whatever its agent's grant
 	// (mission.report, mission.silent).
 	Unattended []string
+	// Search, when set, lets an agent granted web.search search with its provider's own web
+	// search on a wire that offers it, and records each such search; nil offers web.search
+	// as a tool only.
+	Search NativeSearch
 
 	cleared sync.Map // run ids StartNow enqueued while work was not paused, until delivered
 }
@@ -519,6 +523,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		if !m.Interactive {
 			req.Tools = append(req.Tools, r.unattendedTools(a)...)
 		}
+		r.offerNativeSearch(&req, a, p)
 	}
 	r.scrubRequest(&req)
 	// One streaming redactor for the step's text: a secret split over deltas never reaches
@@ -541,6 +546,8 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		}
 	})
 	showText(text.Flush()) // the end of the stream, or where it was cut short
+	// The native searches are recorded; those made before a failure were made all the same.
+	r.recordSearches(ctx, m, res.Searches)
 	metrics.ModelStep(m.Wire, time.Since(began), err, provider.Classify(err).String())
 	if err != nil {
 		if rerr := r.Conversations.Release(context.WithoutCancel(ctx), m.ConversationID); rerr != nil {

@@ -139,7 +139,7 @@ func Capabilities(model string) provider.Capabilities {
 		ToolResultOrdering: provider.ToolResultsNextUserMessage,
 		Cancellation:       true,
 		UsageReporting:     true,
-		NativeWebSearch:    false,
+		NativeWebSearch:    true,
 		SystemPrompt:       provider.SystemBlocks,
 		MaxOutputTokens:    provider.LookupMaxOutputTokens(maxOutput, model, 8192),
 	}
@@ -201,6 +201,13 @@ func (p *Provider) params(req provider.Request, names *provider.ToolNames) (sdk.
 			tool.Description = sdk.String(t.Description)
 		}
 		out.Tools = append(out.Tools, sdk.ToolUnionParam{OfTool: &tool})
+	}
+	if req.WebSearch != nil {
+		search := sdk.WebSearchTool20250305Param{}
+		if req.WebSearch.MaxUses > 0 {
+			search.MaxUses = sdk.Int(int64(req.WebSearch.MaxUses))
+		}
+		out.Tools = append(out.Tools, sdk.ToolUnionParam{OfWebSearchTool20250305: &search})
 	}
 	for i, m := range req.Messages {
 		var blocks []sdk.ContentBlockParamUnion

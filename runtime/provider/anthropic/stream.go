@@ -15,13 +15,14 @@ import (
 
 // block is one content block being assembled.
 type block struct {
-	tool bool
-	id   string
-	name string // the buddi name
-	call int    // the tool call's position among the turn's calls
-	text strings.Builder
-	args strings.Builder
-	done bool
+	tool   bool
+	search bool // a server_tool_use of the provider's web search: its input is the query
+	id     string
+	name   string // the buddi name
+	call   int    // the tool call's position among the turn's calls
+	text   strings.Builder
+	args   strings.Builder
+	done   bool
 }
 
 // readStream reads a Messages event stream into events and a result. The result holds what
@@ -62,8 +63,23 @@ func readStream(stream *ssestream.Stream[sdk.MessageStreamEventUnion], names *pr
 				calls++
 				blocks[ev.Index] = b
 				emit(provider.Event{Type: provider.EventToolCallStart, Index: b.call, ToolCall: provider.ToolCall{ID: b.id, Name: b.name}})
+			case "server_tool_use":
+				// The provider's own tool, run on its side: only its web search is asked
+				// for. It is not a call buddi answers; its query is kept for the record.
+				if cb.Name == "web_search" {
+					b := &block{search: true, id: cb.ID}
+					var start struct {
+						Input json.RawMessage `json:"input"`
+					}
+					if json.Unmarshal([]byte(cb.RawJSON()), &start) == nil {
+						b.text.Write(start.Input) // the input as the block began; deltas may follow
+					}
+					blocks[ev.Index] = b
+				}
+			case "web_search_tool_result":
+				res.Searches = appendSearchResult(res.Searches, blocks, cb.RawJSON())
 			}
-			// Other blocks (thinking, server tools) are not requested and not carried.
+			// Other blocks (thinking, other server tools) are not requested and not carried.
 		case "content_block_delta":
 			b := blocks[ev.Index]
 			if b == nil || b.done {
@@ -73,6 +89,8 @@ func readStream(stream *ssestream.Stream[sdk.MessageStreamEventUnion], names *pr
 			case d.Type == "text_delta" && !b.tool:
 				b.text.WriteString(d.Text)
 				emit(provider.Event{Type: provider.EventTextDelta, Text: d.Text})
+			case d.Type == "input_json_delta" && b.search:
+				b.args.WriteString(d.PartialJSON)
 			case d.Type == "input_json_delta" && b.tool:
 				b.args.WriteString(d.PartialJSON)
 				emit(provider.Event{Type: provider.EventToolCallDelta, Index: b.call, ToolCall: provider.ToolCall{ID: b.id, Name: b.name}, ArgsDelta: d.PartialJSON})
@@ -153,6 +171,7 @@ func message(blocks map[int64]*block) provider.Message {
 	for _, i := range idx {
 		b := blocks[i]
 		switch {
+		case b.search:
 		case !b.tool && b.text.Len() > 0:
 			msg.Parts = append(msg.Parts, provider.Text{Text: b.text.String()})
 		case b.tool && b.done:
@@ -181,4 +200,60 @@ func stopReason(raw string) provider.StopReason {
 		return provider.StopPauseTurn
 	}
 	return provider.StopOther
+}
+
+// searchResult is the part of a web_search_tool_result block read: the search it answers
+// and either its results or its error.
+type searchResult struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// appendSearchResult adds the native search that raw (a web_search_tool_result block)
+// answers to searches, with the query its server_tool_use block carried. A block that
+// cannot be read is recorded as a search that failed, never dropped: the record of what
+// the provider searched for stays whole.
+func appendSearchResult(searches []provider.Search, blocks map[int64]*block, raw string) []provider.Search {
+	var r searchResult
+	s := provider.Search{}
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		s.Error = "unreadable_result"
+		return append(searches, s)
+	}
+	s.ID = r.ToolUseID
+	for _, b := range blocks {
+		if b.search && b.id == r.ToolUseID {
+			var in struct {
+				Query string `json:"query"`
+			}
+			input := b.args.String() // streamed as deltas, or whole when the block began
+			if strings.TrimSpace(input) == "" {
+				input = b.text.String()
+			}
+			_ = json.Unmarshal([]byte(input), &in)
+			s.Query = in.Query
+		}
+	}
+	var hits []struct {
+		Type  string `json:"type"`
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	}
+	var failure struct {
+		Type      string `json:"type"`
+		ErrorCode string `json:"error_code"`
+	}
+	switch {
+	case json.Unmarshal(r.Content, &hits) == nil:
+		for _, h := range hits {
+			if h.Type == "web_search_result" {
+				s.Results = append(s.Results, provider.SearchHit{URL: h.URL, Title: h.Title})
+			}
+		}
+	case json.Unmarshal(r.Content, &failure) == nil && failure.ErrorCode != "":
+		s.Error = failure.ErrorCode
+	default:
+		s.Error = "unreadable_result"
+	}
+	return append(searches, s)
 }

@@ -168,6 +168,9 @@ func (p *Provider) params(req provider.Request, names *provider.ToolNames) (sdk.
 	if err := req.Validate(); err != nil {
 		return sdk.ChatCompletionNewParams{}, err
 	}
+	if req.WebSearch != nil {
+		return sdk.ChatCompletionNewParams{}, errors.New("the openai wire has no native web search: offer web.search instead")
+	}
 	out := sdk.ChatCompletionNewParams{
 		Model:         shared.ChatModel(req.Model),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
