@@ -316,3 +316,34 @@ func figures(v *View) bool {
 	}
 	return false
 }
+
+// Columns returns the keys of the rows at rowsPath in data ("" takes the first array, as a
+// table does), in the order first met: a table's columns, frozen before the data is stored
+// where its objects' key order is not kept (jsonb). Nil when there are no such rows.
+func Columns(data json.RawMessage, rowsPath string) []string {
+	root, err := parse(data)
+	if err != nil {
+		return nil
+	}
+	rows := arrayIn(root)
+	if rowsPath != "" {
+		rows, _ = lookup(root, rowsPath)
+	}
+	arr, _ := rows.([]any)
+	var cols []string
+	seen := map[string]bool{}
+	for _, r := range arr {
+		if o, ok := r.(*object); ok {
+			for _, k := range o.keys {
+				if !seen[k] {
+					seen[k] = true
+					cols = append(cols, k)
+				}
+			}
+		}
+	}
+	if len(cols) > MaxColumns {
+		cols = cols[:MaxColumns]
+	}
+	return cols
+}

@@ -50,7 +50,7 @@ func (showTool) Spec() plugins.Spec {
 		Name: views.ShowTool,
 		Description: "Draw something on the owner's canvas, beside the chat, when they are on the dashboard: either data you give " +
 			"(data) or the result of an earlier tool call of this conversation (call_id), with the renderer you choose. " +
-			"A table takes an array of objects (columns from their keys, or columns); keyvalue an object; bars and timeseries " +
+			"A table takes an array of objects, its columns the paths in columns, in that order (without columns, every key, in no order you choose); keyvalue an object; bars and timeseries " +
 			"an array of objects with paths label/value or x/y; document, diff and terminal a string. Numbers are printed as you write them.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["renderer","title"],
 			"properties":{
@@ -88,9 +88,6 @@ func (t showTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Env
 		return plugins.Result{}, err
 	}
 	s := views.Shown{Renderer: a.Renderer, Title: strings.TrimSpace(a.Title), Paths: a.Paths, Data: a.Data}
-	if len(a.Columns) > 0 {
-		s.Options = map[string]any{"columns": a.Columns}
-	}
 	if a.CallID != "" {
 		data, err := t.earlier(ctx, call.ConversationID, a.CallID)
 		if err != nil {
@@ -100,6 +97,14 @@ func (t showTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Env
 			return plugins.Result{Text: fmt.Sprintf("No tool call %q has a result in this conversation; name one of its calls, or give data.", a.CallID), IsError: true}, nil
 		}
 		s.Data, s.Of = data, a.CallID
+	}
+	if r, _ := views.Canonical(a.Renderer); r == views.Table && len(a.Columns) == 0 {
+		// The columns in the order the data gives them, kept as a list: the transcript
+		// stores objects without their key order.
+		a.Columns = views.Columns(s.Data, a.Paths["rows"])
+	}
+	if len(a.Columns) > 0 {
+		s.Options = map[string]any{"columns": a.Columns}
 	}
 	out, err := json.Marshal(map[string]any{"canvas": s})
 	if err != nil {
