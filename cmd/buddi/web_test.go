@@ -93,4 +93,35 @@ func TestWebReadIsRecorded(t *testing.T) {
 	}
 	raw, _ := json.Marshal(r)
 	t.Logf("row: %s", raw)
+
+	// buddi web fetches lists it, as a table and as JSON; a bad limit is a usage error.
+	code, out, errOut := runBuddi(t, vars, time.Minute, "web", "fetches", "--json", "--agent", "owner")
+	var listed []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 || listed[0]["outcome"] != "blocked" || listed[0]["host"] != "localhost" || listed[0]["purpose"] != "check the dashboard" {
+		t.Errorf("web fetches --json: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "web", "fetches")
+	if code != 0 || !strings.Contains(out, "OUTCOME") || !strings.Contains(out, "blocked: agents may not reach") {
+		t.Errorf("web fetches: exit %d, %q", code, out)
+	}
+	if code, _, errOut := runBuddi(t, vars, time.Minute, "web", "fetches", "--limit", "0"); code != 2 || !strings.Contains(errOut, "from 1 to 200") {
+		t.Errorf("--limit 0: exit %d, %q", code, errOut)
+	}
+}
+
+// buddi web status says what web.status says: with a hosted provider and no key in the
+// vault, which entry to set.
+func TestWebStatus(t *testing.T) {
+	t.Parallel()
+	_, _, vars := env(t, "BUDDI_SEARCH_PROVIDER=tavily")
+	code, out, errOut := runBuddi(t, vars, time.Minute, "web", "status", "--json")
+	var st web.Status
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Search.Configured || st.Search.Provider != "tavily" ||
+		!strings.Contains(st.Search.Problem, web.TavilyKey) || st.MaxRedirects != 3 || st.Untrusted != web.Rule {
+		t.Errorf("web status --json: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = runBuddi(t, vars, time.Minute, "web", "status")
+	if code != 0 || !strings.Contains(out, "search:     not working: ") || !strings.Contains(out, "2.0 MiB") {
+		t.Errorf("web status: exit %d, %q", code, out)
+	}
 }
