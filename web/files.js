@@ -56,9 +56,9 @@ export function files({ api, painter, say, when }) {
       h('h2', {}, 'Files'),
       search(),
       all.length
-        ? h('table', { class: 'files' },
+        ? h('div', { class: 'scroll' }, h('table', { class: 'files' },
           h('thead', {}, h('tr', {}, ['Name', 'Agent', 'Conversation', 'Type', 'Size', 'Versions', 'Created', ''].map(c => h('th', {}, c)))),
-          h('tbody', {}, all.map(row)))
+          h('tbody', {}, all.map(row))))
         : h('div', { class: 'card empty' },
           h('p', {}, filter.name || filter.agent ? 'No file matches.' : 'No file is kept yet.'),
           h('p', { class: 'muted' }, 'Screenshots, files agents write with artifacts.write and files you send are kept here, every version of each.')),
@@ -90,7 +90,7 @@ export function files({ api, painter, say, when }) {
       h('div', { class: 'buttons' }, download(f)),
       h('div', { class: 'card' }, shown),
       h('h3', {}, 'Versions'),
-      h('table', { class: 'versions' },
+      h('div', { class: 'scroll' }, h('table', { class: 'versions' },
         h('thead', {}, h('tr', {}, ['Version', 'Name', 'Size', 'Created', 'SHA-256', ''].map(c => h('th', {}, c)))),
         h('tbody', {}, versions.map(v => h('tr', { 'data-version': v.version, class: v.id === f.id ? 'active' : null },
           h('td', {}, v.id === f.id ? String(v.version) : h('a', { href: '#/files/' + enc(v.id) }, String(v.version))),
@@ -98,7 +98,7 @@ export function files({ api, painter, say, when }) {
           h('td', {}, size(v.bytes)),
           h('td', {}, when(v.created_at)),
           h('td', { class: 'muted', title: v.sha256 }, v.sha256.slice(0, 12)),
-          h('td', {}, download(v)))))));
+          h('td', {}, download(v))))))));
   }
 
   // page draws the list, or one file when id names one.
