@@ -490,7 +490,10 @@ func TestTurnTimeoutIsUnknown(t *testing.T) {
 	b := setup(t, options{})
 	b.srv.Script(providertest.Reply{Stall: true})
 	req := ask("hello")
-	req.Limits.Timeout = 100 * time.Millisecond
+	// Long enough for the request to reach the server on a loaded machine (a deadline
+	// that ran out in the TLS handshake left the stalled reply unasked), short enough to
+	// keep the test quick: the server holds the answer until the client gives up.
+	req.Limits.Timeout = 2 * time.Second
 	_, res, err := collect(t, b.p, req)
 	pe := asError(t, err)
 	if pe.Kind != provider.KindTimeout || pe.Class != provider.Unknown || res.Attempts != 1 {
