@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"buddi/config"
+	"buddi/core/views"
 	"buddi/runtime/live"
 	"buddi/surfaces/webauth"
 )
@@ -201,6 +202,9 @@ func (c *chatClient) follow(ctx context.Context, conv, runID string, out, errOut
 					mark = "✗"
 				}
 				fmt.Fprintf(errOut, "%s %s: %s\n", mark, ev.Tool, firstLineOf(ev.Text, 160))
+				if text := viewText(ev.View); text != "" { // no canvas here: its view as text
+					fmt.Fprintln(errOut, text)
+				}
 			}
 		case "approval":
 			fmt.Fprintf(errOut, "\n┌ approval needed: %s\n", ev.Text)
@@ -390,4 +394,20 @@ func (c chatCmd) Run(env *runEnv) error {
 			return err
 		}
 	}
+}
+
+// viewText is a tool answer's canvas view degraded for the terminal, which has no canvas: a
+// table as aligned lines, a record as "key: value" lines, a diff as an indented block. ""
+// for a document or terminal text (the answer's first line is shown already), a failure, or
+// no view.
+func viewText(view json.RawMessage) string {
+	var v views.View
+	if len(view) == 0 || json.Unmarshal(view, &v) != nil || v.Failed {
+		return ""
+	}
+	switch v.Renderer {
+	case views.Table, views.KeyValue, views.Bars, views.Timeseries, views.Diff, views.Preview:
+		return views.Text(&v, false)
+	}
+	return ""
 }

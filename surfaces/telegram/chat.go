@@ -223,6 +223,11 @@ func (b *Bot) follow(ctx context.Context, chat int64, conv, runID string) {
 						b.d.Log.Warn("send offers", "err", err)
 					}
 				}
+				if text := canvasText(ev.View); text != "" { // no canvas here: its view as text
+					if _, err := b.d.API.SendMessage(ctx, chat, text, nil); err != nil {
+						b.d.Log.Warn("send a view as text", "err", err)
+					}
+				}
 			case "tool.call":
 				if ev.Tool == "conversation.ask" { // a question is shown as a question; the next message answers it
 					var a struct{ Question string }
