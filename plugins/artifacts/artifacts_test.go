@@ -143,6 +143,12 @@ func TestAnotherAgentCannotReadAPrivateArtifact(t *testing.T) {
 		t.Errorf("coder in conversation B lists %+v; want only the file made there", l.Artifacts)
 	}
 
+	// A call that names neither an agent nor a conversation sees nothing (not the owner's list).
+	b.ok(t, "", "", "list", map[string]any{}, &l)
+	if len(l.Artifacts) != 0 {
+		t.Errorf("a call with no agent lists %+v", l.Artifacts)
+	}
+
 	// In the conversation it was made in, a colleague reads it, but writes no version of it.
 	var r Reading
 	b.ok(t, "coder", convB, "read", map[string]any{"id": shared.Artifact}, &r)

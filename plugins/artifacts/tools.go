@@ -108,7 +108,7 @@ func (t *listTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.En
 	if limit <= 0 || limit > MaxList {
 		limit = DefaultList
 	}
-	out := Listing{Artifacts: []artifact.Artifact{}}
+	out := Listing{Title: "Your artifacts", Artifacts: []artifact.Artifact{}}
 	if a.VersionsOf != "" {
 		one, err := t.p.visible(ctx, call, a.VersionsOf)
 		if err != nil {
@@ -124,7 +124,7 @@ func (t *listTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.En
 			}
 		}
 		out.Title = "Versions of " + one.Name
-	} else {
+	} else if call.Agent != "" || call.ConversationID != "" { // both empty would be the owner's whole list
 		list, err := t.p.store.List(ctx, artifact.Filter{Agent: call.Agent, ConversationID: call.ConversationID, Name: a.Name, Limit: limit + 1})
 		if err != nil {
 			return plugins.Result{}, err
@@ -132,7 +132,6 @@ func (t *listTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.En
 		if len(list) > 0 {
 			out.Artifacts = list
 		}
-		out.Title = "Your artifacts"
 	}
 	if len(out.Artifacts) > limit {
 		out.Artifacts, out.Truncated = out.Artifacts[:limit], true
