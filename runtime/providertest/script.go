@@ -54,13 +54,16 @@ type ToolCall struct {
 
 // Search is one scripted native web search: the query and its results, or an error code.
 type Search struct {
-	Query     string
-	Results   []SearchHit
-	ErrorCode string // e.g. max_uses_exceeded; set, the search failed
+	Query     string      // what the model searched for
+	Results   []SearchHit // the pages found
+	ErrorCode string      // e.g. max_uses_exceeded; set, the search failed
 }
 
 // SearchHit is one page a scripted search found.
-type SearchHit struct{ URL, Title string }
+type SearchHit struct {
+	URL   string // the page
+	Title string // its title
+}
 
 // Text returns a reply that streams text in the given pieces and ends the turn.
 func Text(pieces ...string) Reply { return Reply{Text: pieces, InputTokens: 12, OutputTokens: 7} }
