@@ -12,15 +12,15 @@ export function memory({ api, painter, act, say, when }) {
   const enc = encodeURIComponent;
   let agent = ''; // the agent whose notes are shown; '' is every agent
 
-  const who = (id, handles) => (handles[id] ? '@' + handles[id] : id);
+  // who names an agent by its handle ("@concierge", as the server gives it), else its id.
+  const who = (id, handles) => handles[id] || id;
 
   function noteCard(n, handles) {
     const live = n.state === 'kept';
     return h('div', { class: words(' ', 'card memory-note', n.state), 'data-note': n.id },
       h('div', { class: 'row' },
         h('strong', {}, who(n.agent, handles)),
-        h('span', { class: words(' ', 'pill', live ? 'enabled' : 'disabled') }, n.state),
-        h('span', { class: 'pill' }, n.scope)),
+        h('span', {}, h('span', { class: words(' ', 'pill', live ? 'enabled' : 'disabled') }, n.state), ' ', h('span', { class: 'pill' }, n.scope))),
       h('p', { class: 'note value' }, n.text),
       h('div', { class: 'muted provenance' }, words(' · ', 'written ' + when(n.created_at),
         n.conversation_id ? 'conversation ' + n.conversation_id : 'no conversation',
