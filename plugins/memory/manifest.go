@@ -79,10 +79,10 @@ func (p *Plugin) Manifest() plugins.Manifest {
 		},
 		Views: []plugins.ViewDescriptor{
 			{Tool: Name + ".remember", Renderer: "keyvalue"},
-			{Tool: Name + ".recall", Renderer: "table", Options: map[string]any{"columns": []string{"id", "text", "agent", "scope", "created_at", "conversation_id"}}},
+			{Tool: Name + ".recall", Renderer: "table", Paths: map[string]string{"rows": "notes"}, Options: map[string]any{"columns": []string{"id", "text", "agent", "scope", "created_at", "conversation_id"}}},
 			{Tool: Name + ".forget", Renderer: "keyvalue"},
 			{Tool: Name + ".prefer", Renderer: "keyvalue"},
-			{Tool: Name + ".preferences", Renderer: "table", Options: map[string]any{"columns": []string{"key", "value", "revision", "author", "created_at"}}},
+			{Tool: Name + ".preferences", Renderer: "table", Paths: map[string]string{"rows": "preferences"}, Options: map[string]any{"columns": []string{"key", "value", "revision", "author", "created_at"}}},
 		},
 	}
 }
