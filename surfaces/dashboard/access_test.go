@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/action"
+	"buddi/core/artifact"
 	"buddi/core/seal"
 	"buddi/core/seal/sealtest"
 	"buddi/health"
@@ -59,11 +60,16 @@ func setupAccess(t *testing.T) accessBundle {
 			CancelReminder: func(ctx context.Context, id int64) error { return scheduler.CancelReminder(ctx, pool, id) },
 			Sentinels:      &sentinels.Engine{Pool: pool}},
 		Phone:  &dashboard.Phone{Telegram: &telegram.Store{Pool: pool, Key: b.key}},
-		Memory: memoryOver{memory.NewStore(pool)}})
+		Memory: memoryOver{memory.NewStore(pool)}, Files: artifact.NewStore(pool, t.TempDir()), WebFetches: &fetchRows{}})
 	b.ts = httptest.NewServer(b.srv.Handler())
 	t.Cleanup(b.ts.Close)
 	return b
 }
+
+// fetchRows is a WebFetches with no rows.
+type fetchRows struct{}
+
+func (fetchRows) Recent(context.Context, string, int) ([]dashboard.WebFetch, error) { return nil, nil }
 
 // fill puts test values into a route's pattern.
 func fill(path string) string {
