@@ -89,9 +89,10 @@ func (p *Plugin) Manifest() plugins.Manifest {
 		Migrations:  Migrations(),
 		Tools:       []plugins.Tool{&readTool{p: p}, &searchTool{p: p}, &statusTool{p: p}},
 		Views: []plugins.ViewDescriptor{
-			{Tool: Name + ".read", Renderer: "document"},
-			{Tool: Name + ".search", Renderer: "table"},
-			{Tool: Name + ".status", Renderer: "keyvalue"},
+			{Tool: Name + ".read", Renderer: "document", Paths: map[string]string{"text": "text", "title": "title"}},
+			{Tool: Name + ".search", Renderer: "table", Paths: map[string]string{"rows": "results", "title": "query"},
+				Options: map[string]any{"columns": []string{"title", "url", "snippet"}}},
+			{Tool: Name + ".status", Renderer: "keyvalue", Paths: map[string]string{"record": "search"}},
 		},
 		// Network is left empty on purpose: web.read reaches whatever public host a call
 		// names, and the owner's network policy judges each call by its url argument.
