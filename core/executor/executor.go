@@ -142,6 +142,23 @@ func (e *Executor) Propose(ctx context.Context, call plugins.Call) (Proposed, er
 	return e.refuse(ctx, call, fmt.Errorf("tier %q is not executable", res.Tier))
 }
 
+// Permits reports whether call would run at once: the registry resolves it at the auto
+// tier and the permission engine (when set) neither refuses it nor asks the owner. It is
+// what a capability standing in for a tool must pass before it is offered (the provider's
+// own web search for web.search), so it never goes around a grant, a network policy or a
+// mode. Nothing is recorded; anything that cannot be judged is false.
+func (e *Executor) Permits(ctx context.Context, call plugins.Call) bool {
+	res, err := e.reg.Resolve(ctx, call, e.Now())
+	if err != nil || res.Tier != plugins.TierAuto {
+		return false
+	}
+	if e.Policy == nil {
+		return true
+	}
+	tier, _, refusal := e.policyTier(ctx, call, res.Tool, res.Spec, res.Args, res.Tier)
+	return refusal == nil && tier == plugins.TierAuto
+}
+
 // policyTier applies the permission engine to a call of tool (with spec and its decoded
 // args) that the registry put at tier: the tier, the engine's reason, or a refusal.
 func (e *Executor) policyTier(ctx context.Context, call plugins.Call, tool plugins.Tool, spec plugins.Spec, args map[string]any, tier plugins.Tier) (plugins.Tier, string, error) {

@@ -842,3 +842,43 @@ func (q jobQueue) ResumeTx(ctx context.Context, tx pgx.Tx, runID, actionID strin
 	_, err := q.InsertTx(ctx, tx, resumeJob{RunID: runID, ActionID: actionID}, nil)
 	return err
 }
+
+// Permits is the gate's answer without a call: true only for a call that would run at once.
+// The network turned off, a mode that asks, a policy that cannot be read, a gated tool and
+// an unknown tool are each false; nothing is recorded and nothing runs.
+func TestPermitsOnlyWhatWouldRunAtOnce(t *testing.T) {
+	t.Parallel()
+	search := tool("search", plugins.TierAuto)
+	search.spec.Effects = []plugins.Effect{plugins.EffectNetRead}
+	gated := tool("send", plugins.TierGated)
+	b := setup(t, search, gated)
+	ctx := context.Background()
+	if !b.exec.Permits(ctx, call("search", `{}`)) {
+		t.Error("no policy: an auto call is refused")
+	}
+	network, mode := permission.NetworkAllow, permission.ModeAuto
+	var broken error
+	b.exec.Policy = func(context.Context, plugins.Call) (permission.Agent, permission.Settings, error) {
+		return permission.Agent{ExecutionMode: mode}, permission.Merge(permission.Layer{Network: &network}), broken
+	}
+	if !b.exec.Permits(ctx, call("search", `{}`)) {
+		t.Error("the network open: refused")
+	}
+	network = permission.NetworkDeny
+	if b.exec.Permits(ctx, call("search", `{}`)) {
+		t.Error("the network off: permitted")
+	}
+	network, broken = permission.NetworkAllow, errors.New("settings.json: bad JSON")
+	if b.exec.Permits(ctx, call("search", `{}`)) {
+		t.Error("an unreadable policy: permitted")
+	}
+	broken = nil
+	for _, c := range []plugins.Call{call("send", `{}`), call("nowhere", `{}`)} {
+		if b.exec.Permits(ctx, c) {
+			t.Errorf("%s: permitted", c.Tool)
+		}
+	}
+	if search.runs.Load() != 0 || gated.runs.Load() != 0 {
+		t.Error("a tool ran")
+	}
+}

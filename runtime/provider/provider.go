@@ -209,6 +209,9 @@ const (
 	// EventWaiting comes before any other event of a retried attempt: the call waits until
 	// RetryAt (a 429's Retry-After, or the backoff after a failure), and Text says why.
 	EventWaiting // RetryAt, Text
+	// EventSearch is a native web search the provider ran (Request.WebSearch), once its
+	// result arrived: it happened, so the attempt is never retried blindly after it.
+	EventSearch // Search
 )
 
 // String names the event type.
@@ -228,6 +231,8 @@ func (t EventType) String() string {
 		return "stop"
 	case EventWaiting:
 		return "waiting"
+	case EventSearch:
+		return "search"
 	}
 	return fmt.Sprintf("event(%d)", int(t))
 }
@@ -242,6 +247,7 @@ type Event struct {
 	Usage      Usage      // EventUsage
 	StopReason StopReason // EventStop
 	RetryAt    time.Time  // EventWaiting: when the next attempt starts
+	Search     Search     // EventSearch
 }
 
 // Usage counts the tokens of a call.

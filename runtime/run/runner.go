@@ -523,7 +523,7 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		if !m.Interactive {
 			req.Tools = append(req.Tools, r.unattendedTools(a)...)
 		}
-		r.offerNativeSearch(&req, a, p)
+		r.offerNativeSearch(ctx, m, &req, a, p)
 	}
 	r.scrubRequest(&req)
 	// One streaming redactor for the step's text: a secret split over deltas never reaches
@@ -539,6 +539,8 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		switch ev.Type {
 		case provider.EventTextDelta:
 			showText(text.Write(ev.Text))
+		case provider.EventSearch: // recorded as it happens: a later failure does not undo it
+			r.recordSearches(ctx, m, []provider.Search{ev.Search})
 		case provider.EventWaiting: // before any text of the step: every surface says so
 			at := ev.RetryAt
 			r.publish(live.Event{ConversationID: m.ConversationID, RunID: m.RunID, Type: "run.waiting", Until: &at,
@@ -546,8 +548,6 @@ func (r *Runner) step(ctx context.Context, m Meta, a agents.Agent, entries []con
 		}
 	})
 	showText(text.Flush()) // the end of the stream, or where it was cut short
-	// The native searches are recorded; those made before a failure were made all the same.
-	r.recordSearches(ctx, m, res.Searches)
 	metrics.ModelStep(m.Wire, time.Since(began), err, provider.Classify(err).String())
 	if err != nil {
 		if rerr := r.Conversations.Release(context.WithoutCancel(ctx), m.ConversationID); rerr != nil {

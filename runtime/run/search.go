@@ -2,9 +2,11 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"buddi/agents"
+	"buddi/plugins"
 	"buddi/runtime/provider"
 )
 
@@ -34,8 +36,24 @@ type NativeSearch interface {
 // offerNativeSearch swaps web.search for the provider's own search when the agent's grant
 // names web.search, the wire offers native search and the owner left it to the provider:
 // the model then has one way to search. The grant is what allows it; nothing else does.
-func (r *Runner) offerNativeSearch(req *provider.Request, a agents.Agent, p provider.Provider) {
+func (r *Runner) offerNativeSearch(ctx context.Context, m Meta, req *provider.Request, a agents.Agent, p provider.Provider) {
 	if r.Search == nil || !a.HasTool(webSearchTool) || !p.Capabilities(req.Model).NativeWebSearch || !r.Search.Native() {
+		return
+	}
+	// web.search must be on offer (granted, installed, runnable) and a call of it must run
+	// at once under the owner's rules (network policy, mode, surface): the provider's
+	// search stands in for that call and must not go around what would refuse or gate it.
+	if !slices.ContainsFunc(req.Tools, func(t provider.Tool) bool { return t.Name == webSearchTool }) {
+		return
+	}
+	surface := m.Surface
+	if m.Depth > 0 {
+		surface = m.Origin
+	}
+	probe := plugins.Call{Tool: webSearchTool, Args: json.RawMessage(`{"query":"native search","purpose":"native search"}`),
+		Agent: m.Agent, ConversationID: m.ConversationID, RunID: m.RunID, Granted: true, DelegationDepth: m.Depth,
+		Remote: Remote(surface), Surface: surface, Now: r.now()}
+	if r.Executor == nil || !r.Executor.Permits(ctx, probe) {
 		return
 	}
 	req.Tools = slices.DeleteFunc(req.Tools, func(t provider.Tool) bool { return t.Name == webSearchTool })

@@ -125,6 +125,9 @@ func jsonText(s string) string {
 func TestNativeSearchWhereTheWireOffersIt(t *testing.T) {
 	h := newHarness(t, provider.WireAnthropic)
 	h.search.native.Store(true)
+	if _, err := h.accounts.Assign(context.Background(), "tester", "scripted", "claude-sonnet-4-5"); err != nil { // a model the search serves
+		t.Fatal(err)
+	}
 	h.model.Script(pt.Reply{
 		Searches: []pt.Search{{Query: "library hours", Results: []pt.SearchHit{{URL: "https://library.example/", Title: "Library"}}}},
 		Text:     []string{"It opens at nine."},
@@ -143,6 +146,9 @@ func TestNativeSearchWhereTheWireOffersIt(t *testing.T) {
 		t.Errorf("recorded %+v", got)
 	}
 
+	if n := len(h.events(events.RunFinished, "")); n != 1 {
+		t.Fatalf("%d runs finished", n)
+	}
 	h.search.native.Store(false) // the owner configured a backend
 	h.model.Script(pt.Text("Asked."))
 	sent = h.send("and tomorrow?")
@@ -162,6 +168,19 @@ func TestNoNativeSearchOnOpenAI(t *testing.T) {
 	h.await(events.RunFinished, sent.RunID)
 	body := string(h.model.Served()[0].Body)
 	if strings.Contains(body, "web_search_preview") || strings.Contains(body, "web_search_20250305") || !strings.Contains(body, wire("web.search")) {
+		t.Errorf("the tools offered: %s", body)
+	}
+}
+
+// A model the provider's search does not serve keeps web.search as its tool.
+func TestNoNativeSearchForAModelItDoesNotServe(t *testing.T) {
+	h := newHarness(t, provider.WireAnthropic) // its agent runs on model-one
+	h.search.native.Store(true)
+	h.model.Script(pt.Text("Fine."))
+	sent := h.send("hello")
+	h.await(events.RunFinished, sent.RunID)
+	body := string(h.model.Served()[0].Body)
+	if strings.Contains(body, "web_search_20250305") || !strings.Contains(body, wire("web.search")) {
 		t.Errorf("the tools offered: %s", body)
 	}
 }

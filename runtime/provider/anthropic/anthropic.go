@@ -110,8 +110,28 @@ func stripSDKHeaders(req *http.Request, next option.MiddlewareNext) (*http.Respo
 // Wire returns [provider.WireAnthropic].
 func (p *Provider) Wire() provider.Wire { return provider.WireAnthropic }
 
-// Capabilities returns this adapter's row of the capability matrix for model.
-func (p *Provider) Capabilities(model string) provider.Capabilities { return Capabilities(model) }
+// Capabilities returns this adapter's row of the capability matrix for model. Native web
+// search is Anthropic's own service: a gateway at another base URL may not offer it.
+func (p *Provider) Capabilities(model string) provider.Capabilities {
+	caps := Capabilities(model)
+	if p.cfg.BaseURL != "" && strings.TrimRight(p.cfg.BaseURL, "/") != strings.TrimRight(provider.AnthropicDefaultBaseURL, "/") {
+		caps.NativeWebSearch = false
+	}
+	return caps
+}
+
+// searchModels are the model families the Messages API's web search tool serves.
+var searchModels = []string{"claude-opus-4", "claude-sonnet-4", "claude-haiku-4", "claude-3-7-sonnet", "claude-3-5-sonnet", "claude-3-5-haiku"}
+
+// nativeSearch reports whether model is one the web search tool serves.
+func nativeSearch(model string) bool {
+	for _, prefix := range searchModels {
+		if strings.HasPrefix(model, prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 // maxOutput is the output token ceiling of the model families this adapter knows; an
 // unknown model gets the conservative fallback.
@@ -139,7 +159,7 @@ func Capabilities(model string) provider.Capabilities {
 		ToolResultOrdering: provider.ToolResultsNextUserMessage,
 		Cancellation:       true,
 		UsageReporting:     true,
-		NativeWebSearch:    true,
+		NativeWebSearch:    nativeSearch(model),
 		SystemPrompt:       provider.SystemBlocks,
 		MaxOutputTokens:    provider.LookupMaxOutputTokens(maxOutput, model, 8192),
 	}

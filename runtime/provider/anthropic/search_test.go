@@ -45,10 +45,17 @@ func TestNativeWebSearch(t *testing.T) {
 	if len(res.ToolCalls()) != 0 || res.Text() != "It opens at nine." || len(res.Message.Parts) != 1 {
 		t.Errorf("message %+v", res.Message)
 	}
+	var searched []string
 	for _, ev := range events {
 		if ev.Type == provider.EventToolCallStart || ev.Type == provider.EventToolCallEnd {
 			t.Errorf("a native search was streamed as a tool call: %+v", ev)
 		}
+		if ev.Type == provider.EventSearch {
+			searched = append(searched, ev.Search.Query)
+		}
+	}
+	if strings.Join(searched, "|") != "library opening hours|second try" {
+		t.Errorf("search events %v: each search is an event as its result arrives", searched)
 	}
 	// Without WebSearch, no server tool is offered.
 	b.srv.Script(providertest.Text("ok"))
@@ -57,5 +64,20 @@ func TestNativeWebSearch(t *testing.T) {
 	}
 	if body := string(b.srv.Served()[1].Body); strings.Contains(body, "web_search") {
 		t.Errorf("web search offered unasked: %s", body)
+	}
+}
+
+// Native search is offered only where Anthropic's own service answers, for the models its
+// search serves: not through a gateway, not for a model it does not know.
+func TestNativeWebSearchWhereItIsServed(t *testing.T) {
+	t.Parallel()
+	if !setup(t, options{}).p.Capabilities("claude-sonnet-4-5").NativeWebSearch {
+		t.Error("the default base URL and a Sonnet 4 model: no native search")
+	}
+	if setup(t, options{}).p.Capabilities("claude-2.1").NativeWebSearch {
+		t.Error("an old model: native search")
+	}
+	if setup(t, options{baseURL: "https://gateway.example/anthropic"}).p.Capabilities("claude-sonnet-4-5").NativeWebSearch {
+		t.Error("a gateway: native search")
 	}
 }

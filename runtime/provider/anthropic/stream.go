@@ -78,6 +78,7 @@ func readStream(stream *ssestream.Stream[sdk.MessageStreamEventUnion], names *pr
 				}
 			case "web_search_tool_result":
 				res.Searches = appendSearchResult(res.Searches, blocks, cb.RawJSON())
+				emit(provider.Event{Type: provider.EventSearch, Search: res.Searches[len(res.Searches)-1]})
 			}
 			// Other blocks (thinking, other server tools) are not requested and not carried.
 		case "content_block_delta":
