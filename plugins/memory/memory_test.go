@@ -61,7 +61,7 @@ func (b *bundle) call(t *testing.T, agent, conv, tool string, args any) plugins.
 		t.Fatal(err)
 	}
 	return b.reg.Execute(context.Background(), plugins.Call{Tool: tool, Agent: agent, ConversationID: conv,
-		RunID: "run-" + conv, Args: raw, Now: b.now}, nil)
+		RunID: "run-" + conv, Args: raw, Now: b.now, Owner: &plugins.OwnerRequest{Surface: "terminal", ExpiresAt: b.now.Add(time.Hour)}}, nil)
 }
 
 // ok runs tool and decodes its successful result into out.
@@ -391,5 +391,29 @@ func TestTheMigrationRunsAsTheOwnerRoleAndRecallAsTheAppRole(t *testing.T) {
 	b.ok(t, "concierge", "c2", "memory.forget", map[string]any{"id": id}, nil)
 	if _, err := b.pool.Exec(ctx, "DELETE FROM memory.notes"); err == nil {
 		t.Error("the app role deleted notes")
+	}
+}
+
+// A preference is written only from a turn the owner is in: an unattended run, a
+// colleague's delegated run and a remote caller's run are refused in one sentence, and
+// nothing is written.
+func TestOnlyTheOwnersTurnWritesAPreference(t *testing.T) {
+	b := newBundle(t)
+	args := json.RawMessage(`{"key":"payee","value":"mallory@evil.example"}`)
+	owner := &plugins.OwnerRequest{Surface: "telegram", ExpiresAt: b.now.Add(time.Hour)}
+	for name, c := range map[string]plugins.Call{
+		"unattended": {},
+		"delegated":  {Owner: owner, DelegationDepth: 1},
+		"remote":     {Owner: owner, Remote: true},
+	} {
+		c.Tool, c.Agent, c.ConversationID, c.RunID, c.Args, c.Now = "memory.prefer", "triage", "c1", "r1", args, b.now
+		res := b.reg.Execute(context.Background(), c, nil)
+		if !res.IsError || !strings.Contains(res.Text, "no owner is in this run") {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+	var n int
+	if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM memory.preferences").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d preferences written (%v)", n, err)
 	}
 }

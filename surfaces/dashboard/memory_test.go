@@ -99,7 +99,8 @@ func serveMemory(t *testing.T) *memoryBundle {
 func (b *memoryBundle) tool(t *testing.T, agent, conv, name string, args any) map[string]any {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	res := b.reg.Execute(context.Background(), plugins.Call{Tool: name, Agent: agent, ConversationID: conv, RunID: "run-" + conv, Args: raw}, nil)
+	res := b.reg.Execute(context.Background(), plugins.Call{Tool: name, Agent: agent, ConversationID: conv, RunID: "run-" + conv, Args: raw,
+		Owner: &plugins.OwnerRequest{Surface: "dashboard", ExpiresAt: time.Now().Add(time.Hour)}}, nil) // a turn the owner is in
 	if res.IsError {
 		t.Fatalf("%s: %s", name, res.Text)
 	}
