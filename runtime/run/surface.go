@@ -15,7 +15,7 @@ func surfaceFacts(surface string) string {
 	switch surface {
 	case "telegram":
 		return "Where the owner is: Telegram. Markdown renders partly; tables do not. A message holds at most 4096 characters. " +
-			"Files and buttons exist; there is no canvas: a table or a diff in a tool result is sent as text. The owner can answer. " +
+			"Files and buttons exist; there is no canvas: what canvas.show is given is sent as text, and other tool results are not shown. The owner can answer. " +
 			"The owner reads this on a phone, between other things: lead with the point, keep to a few short sentences, and offer detail rather than giving it."
 	case "dashboard":
 		return "Where the owner is: the buddi dashboard in a browser. Markdown and tables render. There is no message cap. " +

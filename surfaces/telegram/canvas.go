@@ -6,16 +6,19 @@ import (
 	"buddi/core/views"
 )
 
-// canvasText is a tool answer's canvas view degraded to a message, Telegram having no
-// canvas: a table as aligned lines in a code block, a record as "key: value" lines, a diff
-// as a diff block, a link as its address. "" for a view that is not one of those (a
-// document or a terminal's text would only repeat what the reply says), a failure, or none.
+// canvasText is a view the agent showed (canvas.show) degraded to a message, Telegram
+// having no canvas: a table as aligned lines in a code block, a record as "key: value"
+// lines, a diff as a diff block, a link as its address. "" for a view that is not one of
+// those (a document or a terminal's text would only repeat what the reply says), one the
+// agent did not show, a failure, or none.
 func canvasText(view json.RawMessage) string {
 	if len(view) == 0 {
 		return ""
 	}
 	var v views.View
-	if json.Unmarshal(view, &v) != nil || v.Failed {
+	// Only what the agent chose to show (canvas.show) is sent: every table a tool answered
+	// with, sent beside a reply on a phone, would bury the point under detail.
+	if json.Unmarshal(view, &v) != nil || v.Failed || v.Source != views.FromExplicit {
 		return ""
 	}
 	switch v.Renderer {
