@@ -253,18 +253,22 @@ type Filter struct {
 	ConversationID string
 	// Name keeps the lineages whose latest kept version's name contains it, ignoring case.
 	Name string
-	// Limit bounds the list: default and most [MaxList].
+	// Limit bounds the list: default [MaxList], at most MaxList+1 (a caller that shows
+	// MaxList asks for one more to know there are more).
 	Limit int
 }
 
-// MaxList bounds one List.
+// MaxList is the most a List gives by default.
 const MaxList = 200
 
 // List returns, for each lineage with a version f keeps, the latest version f keeps, with
 // Versions counting the versions f keeps; the newest first.
 func (s *Store) List(ctx context.Context, f Filter) ([]Artifact, error) {
-	if f.Limit <= 0 || f.Limit > MaxList {
+	switch {
+	case f.Limit <= 0:
 		f.Limit = MaxList
+	case f.Limit > MaxList+1:
+		f.Limit = MaxList + 1
 	}
 	conv := f.ConversationID
 	if conv != "" && !text.ValidUUID(conv) {

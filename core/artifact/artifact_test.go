@@ -3,6 +3,7 @@ package artifact
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -90,6 +91,10 @@ func TestAVersionNeverChanges(t *testing.T) {
 		`UPDATE core.artifacts SET bytes = 1 WHERE id = $1`,
 		`UPDATE core.artifacts SET version = 2 WHERE id = $1`,
 		`UPDATE core.artifacts SET agent = 'other' WHERE id = $1`,
+		`UPDATE core.artifacts SET name = 'other.md' WHERE id = $1`,
+		`UPDATE core.artifacts SET conversation_id = gen_random_uuid() WHERE id = $1`,
+		`UPDATE core.artifacts SET created_at = now() - interval '1 day' WHERE id = $1`,
+		`UPDATE core.artifacts SET source = 'forged' WHERE id = $1`,
 	} {
 		if _, err := s.pool.Exec(ctx, q, a.ID); err == nil {
 			t.Errorf("%s was allowed", q)
@@ -168,5 +173,23 @@ func TestListFilters(t *testing.T) {
 	}
 	if got := ids(Filter{Agent: "scribe", ConversationID: "not-a-uuid"}); len(got) != 1 {
 		t.Errorf("a malformed conversation: %v", got)
+	}
+}
+
+// A caller that shows MaxList asks for one more to know there are more: List gives it, and
+// never more than that.
+func TestListGivesOneMoreThanItShows(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	for i := 0; i < MaxList+2; i++ {
+		if _, err := s.Save(ctx, Artifact{Agent: "scribe", Name: fmt.Sprintf("n%03d.txt", i), MediaType: "text/plain"}, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for limit, want := range map[int]int{0: MaxList, MaxList + 1: MaxList + 1, 10_000: MaxList + 1, 5: 5} {
+		list, err := s.List(ctx, Filter{Agent: "scribe", Limit: limit})
+		if err != nil || len(list) != want {
+			t.Errorf("limit %d: %d files (%v), want %d", limit, len(list), err, want)
+		}
 	}
 }

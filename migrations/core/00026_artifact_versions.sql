@@ -30,10 +30,8 @@ BEGIN
         NEW.lineage := COALESCE(NEW.lineage, NEW.id);
         RETURN NEW;
     END IF;
-    IF NEW.id IS DISTINCT FROM OLD.id OR NEW.lineage IS DISTINCT FROM OLD.lineage
-        OR NEW.version IS DISTINCT FROM OLD.version OR NEW.previous IS DISTINCT FROM OLD.previous
-        OR NEW.agent IS DISTINCT FROM OLD.agent OR NEW.bytes IS DISTINCT FROM OLD.bytes
-        OR NEW.sha256 IS DISTINCT FROM OLD.sha256 OR NEW.media_type IS DISTINCT FROM OLD.media_type THEN
+    -- Every column: its name, conversation, run, source and time are part of the version too.
+    IF NEW IS DISTINCT FROM OLD THEN
         RAISE EXCEPTION 'artifact % is a version and never changes: write a new version instead', OLD.id
             USING ERRCODE = 'restrict_violation';
     END IF;

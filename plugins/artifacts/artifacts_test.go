@@ -194,6 +194,13 @@ func TestReadIsBoundedInBytesAndBinaryIsDescribed(t *testing.T) {
 	if !r.Binary || r.Text != "" || strings.Contains(res.Text, "PNG\\r") || !strings.Contains(r.Note, "shot.png (version 1, image/png, 10 bytes) is not text") {
 		t.Errorf("a binary read: %+v", r)
 	}
+	// A new version of the picture without a media type would be text stored as image/png.
+	if res := b.call(t, "scribe", "", "write", map[string]any{"previous": png.ID, "content": "not a picture"}); !res.IsError || !strings.Contains(res.Text, "is image/png, and artifacts.write saves text") {
+		t.Errorf("a text version typed as the picture: %+v", res)
+	}
+	if vs, err := b.store.Versions(ctx, png.ID); err != nil || len(vs) != 1 {
+		t.Errorf("versions %d %v", len(vs), err)
+	}
 }
 
 func TestWriteRefusesWhatIsNotAPlainTextFile(t *testing.T) {

@@ -335,6 +335,9 @@ func (t *writeTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 		if prev.Agent != call.Agent {
 			return toolResult(refusal(fmt.Sprintf("Artifact %s was made by %s, and only the agent that made an artifact writes its versions: save your own copy without previous.", prev.ID, prev.Agent)))
 		}
+		if strings.TrimSpace(a.MediaType) == "" && !Textual(prev.MediaType) {
+			return toolResult(refusal(fmt.Sprintf("Artifact %s is %s, and artifacts.write saves text: give media_type (text/plain, text/markdown, …) for the new version, or save a new file without previous.", prev.ID, prev.MediaType)))
+		}
 	} else if a.Name == "" {
 		return toolResult(refusal("A new artifact needs a name such as notes.md; to write a new version of one you made, give previous instead."))
 	}
