@@ -83,7 +83,16 @@ func (c webFetchesCmd) Run(env *runEnv) error {
 		return err
 	}
 	defer closeSource(src)
-	agent := strings.TrimPrefix(strings.TrimSpace(c.Agent), "@")
+	// A handle or id of a loaded agent names its id; "owner" is your own reads; anything else
+	// is taken as an id (an agent since removed keeps its rows).
+	agent := strings.TrimSpace(c.Agent)
+	if agent != "" && agent != web.Owner {
+		if a, err := resolveAgent(agent); err == nil {
+			agent = a.ID
+		} else {
+			agent = strings.TrimPrefix(agent, "@")
+		}
+	}
 	rows, err := web.Store{Pool: src.Pool}.Recent(env.ctx, agent, c.Limit)
 	if err != nil {
 		return fmt.Errorf("read web.fetches (is the web plugin's schema migrated? buddi db migrate does it): %w", err)
