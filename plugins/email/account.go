@@ -37,9 +37,9 @@ type Account struct {
 	PasswordSecret string
 	// Backfill is how many messages before UIDNEXT a new mailbox starts at (0: at now).
 	Backfill int
-	// LastSync is when a poll last succeeded (zero: never); LastError the sentence of the
-	// last poll that failed, empty once one succeeds again.
-	LastSync  time.Time
+	// LastSync is when a poll last succeeded (zero: never).
+	LastSync time.Time
+	// LastError is the sentence of the last poll that failed, empty once one succeeds again.
 	LastError string
 }
 
