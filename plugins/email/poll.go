@@ -51,12 +51,11 @@ type Poller struct {
 
 // PollResult is what one poll did.
 type PollResult struct {
-	Mailbox     Mailbox // the mailbox row read (after the poll, its cursor moved)
-	NewMailbox  bool    // the row was created by this poll (first seen, or a new UIDVALIDITY)
-	UIDNext     uint32  // the server's UIDNEXT
-	Recorded    int     // messages recorded for the first time
-	Fetched     int     // messages fetched from the server
-	PreviousLen int     // how many mailbox rows the account had before
+	Mailbox    Mailbox // the mailbox row read (after the poll, its cursor moved)
+	NewMailbox bool    // the row was created by this poll (first seen, or a new UIDVALIDITY)
+	UIDNext    uint32  // the server's UIDNEXT
+	Recorded   int     // messages recorded for the first time
+	Fetched    int     // messages fetched from the server
 }
 
 func (p *Poller) timeout() time.Duration {
@@ -205,11 +204,6 @@ func (p *Poller) Test(ctx context.Context, a Account) error {
 
 func (p *Poller) poll(ctx context.Context, a Account) (PollResult, error) {
 	var res PollResult
-	before, err := p.Store.Mailboxes(ctx, a.ID)
-	if err != nil {
-		return res, err
-	}
-	res.PreviousLen = len(before)
 	s, err := p.dial(ctx, a)
 	if err != nil {
 		return res, err
@@ -247,6 +241,9 @@ func (p *Poller) poll(ctx context.Context, a Account) (PollResult, error) {
 		}
 		res.Recorded += n
 		mb.LastUID = to
+		if to == uint32(sel.UIDNext)-1 {
+			break // the last chunk (and no wrap of from near 2^32)
+		}
 	}
 	res.Mailbox = mb
 	return res, nil
