@@ -35,6 +35,9 @@ type Manifest struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Schemas are the schemas dumped: core, river and each plugin's.
 	Schemas []string `json:"schemas"`
+	// Extensions are the extensions the database had (pg_trgm): a restore creates them
+	// before the dump is loaded. Absent in archives written before buddi had any.
+	Extensions []Extension `json:"extensions,omitempty"`
 	// Rows counts the rows of every table in the dump, by "schema.table".
 	Rows map[string]int64 `json:"rows"`
 	// Members lists every other member of the archive with its size and SHA-256.
@@ -145,7 +148,7 @@ func Create(ctx context.Context, db Database, files Files, opts CreateOptions) (
 		}
 	}
 	man := &Manifest{Format: FormatVersion, BuddiVersion: version.Version, PGMajor: info.pgMajor, PGVersion: info.pgVersion,
-		CreatedAt: start.UTC().Truncate(time.Second), Schemas: info.schemas, Rows: info.rows, Secrets: SecretsNote}
+		CreatedAt: start.UTC().Truncate(time.Second), Schemas: info.schemas, Extensions: info.extensions, Rows: info.rows, Secrets: SecretsNote}
 	if err := aw.finish(man); err != nil {
 		return nil, err
 	}

@@ -89,10 +89,38 @@ func runTool(cmd *exec.Cmd, doing string) error {
 
 // dumpInfo is what the dump's snapshot saw.
 type dumpInfo struct {
-	schemas   []string
-	rows      map[string]int64
-	pgMajor   int
-	pgVersion string
+	schemas    []string
+	extensions []Extension
+	rows       map[string]int64
+	pgMajor    int
+	pgVersion  string
+}
+
+// Extension is a PostgreSQL extension the dumped schemas use (memory's pg_trgm): a dump of
+// buddi's schemas holds the objects that use it, not the extension, so a restore creates it
+// first.
+type Extension struct {
+	Name   string `json:"name"`   // the extension, as CREATE EXTENSION names it
+	Schema string `json:"schema"` // the schema it was created in
+}
+
+// installedExtensions are the extensions of the database but PostgreSQL's own plpgsql.
+const installedExtensions = `SELECT e.extname, n.nspname FROM pg_extension e
+	JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname <> 'plpgsql' ORDER BY 1`
+
+// createExtensions creates exts in the database q reaches, each where it was, when it is
+// not there yet.
+func createExtensions(ctx context.Context, q interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, exts []Extension) error {
+	for _, e := range exts {
+		sql := fmt.Sprintf("CREATE EXTENSION IF NOT EXISTS %s WITH SCHEMA %s",
+			pgx.Identifier{e.Name}.Sanitize(), pgx.Identifier{e.Schema}.Sanitize())
+		if _, err := q.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("create the extension %s the backup uses (it ships with PostgreSQL's contrib modules): %w", e.Name, err)
+		}
+	}
+	return nil
 }
 
 // ownedSchemas are the schemas the connected role owns in its database, less PostgreSQL's own
@@ -135,6 +163,16 @@ func (d Database) dump(ctx context.Context, file string) (dumpInfo, error) {
 	}
 	if info.rows, err = countRows(ctx, tx, info.schemas); err != nil {
 		return info, err
+	}
+	rows, err = tx.Query(ctx, installedExtensions)
+	if err != nil {
+		return info, fmt.Errorf("list the database's extensions: %w", err)
+	}
+	if info.extensions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Extension, error) {
+		var e Extension
+		return e, r.Scan(&e.Name, &e.Schema)
+	}); err != nil {
+		return info, fmt.Errorf("list the database's extensions: %w", err)
 	}
 	args := []string{"--format=custom", "--no-owner", "--no-privileges", "--snapshot=" + snapshot, "--file=" + file}
 	for _, s := range info.schemas {

@@ -108,6 +108,9 @@ func restoreAndCount(ctx context.Context, db Database, u *Unpacked, say func(str
 		return nil, &CorruptError{Member: DumpName, Why: "is missing"}
 	}
 	say(fmt.Sprintf("restoring the database dump (%s)", bytesize.String(fi.Size())))
+	if err := createExtensions(ctx, conn, u.Manifest.Extensions); err != nil {
+		return nil, err
+	}
 	if err := db.restore(ctx, dump); err != nil {
 		return nil, err
 	}
