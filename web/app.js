@@ -315,8 +315,13 @@ function renderEntry(e) {
   return null;
 }
 
+// chatDraws counts the drawings of the chat: one that began before the latest (an approval's
+// redraw overtaken by the run's end) neither paints nor follows a run, so a stale thread
+// never comes back and no stream replays into the newer one.
+let chatDraws = 0;
 async function drawChat(agentId) {
   const paint = painter();
+  const draw = ++chatDraws;
   if (!agentId) {
     const def = agents.find(a => a.default) || agents[0];
     if (!def) { paint(h('p', {}, 'No agents are loaded.')); return; }
@@ -340,7 +345,9 @@ async function drawChat(agentId) {
       placeCard(thread, a);
       board.add({ renderer: 'envelope', source: 'pending', tool: a.tool, title: (a.envelope || {}).summary, text: (a.envelope || {}).preview }, a.call_id || a.id);
     }
+    if (draw !== chatDraws) return; // a later drawing has the newer transcript
     active = got.conversation.active_run || '';
+    if (!active && chat.socket) { chat.socket.close(); chat.socket = null; chat.run = ''; chat.streaming = null; } // the run ended: nothing more to follow
     // The stream's replay of what the transcript already holds is not drawn again: text
     // streamed before the run's latest committed entry, and calls and results by their ids.
     const mine = (got.transcript || []).filter(e => e.run_id && e.run_id === active).map(e => new Date(e.created_at).getTime());
@@ -356,6 +363,7 @@ async function drawChat(agentId) {
     input, h('button', { class: 'primary', type: 'submit' }, 'Send'),
     h('button', { type: 'button', id: 'stop', onclick: () => chat.conv && act(() => api('POST', `/api/conversations/${encodeURIComponent(chat.conv)}/stop`), 'Stopping') }, 'Stop'));
   input.addEventListener('keydown', ev => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
+  if (draw !== chatDraws) return;
   if (!paint(h('h2', {}, agent.available === false ? words(' ', agent.handle, `(cannot run: ${agent.problem || 'unavailable'})`) : agent.handle),
     h('div', { class: 'with-canvas' }, h('div', { class: 'chat-column' }, thread, form), board.el))) return;
   chat.board = board;
