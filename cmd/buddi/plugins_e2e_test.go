@@ -63,7 +63,7 @@ const memoryManifest = `{
 }`
 
 // devWithMemory is @dev in the owner's directory with the memory tools in its grant.
-const devWithMemory = "---\nid: developer\nhandle: \"@dev\"\nname: Developer\ntools:\n  - memory.create_entities\n  - memory.read_graph\n---\nYou remember things for the owner.\n"
+const devWithMemory = "---\nid: developer\nhandle: \"@dev\"\nname: Developer\ntools:\n  - graph.create_entities\n  - graph.read_graph\n---\nYou remember things for the owner.\n"
 
 // devWithout is the same agent with the memory tools taken out of its grant.
 const devWithout = "---\nid: developer\nhandle: \"@dev\"\nname: Developer\ntools:\n  - conversation.ask\n---\nYou help the owner.\n"
@@ -82,7 +82,7 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte(memoryManifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	add := []string{"plugins", "add", "memory", "--manifest", manifest, "--env", "MEMORY_FILE_PATH=" + memoryFile}
+	add := []string{"plugins", "add", "graph", "--manifest", manifest, "--env", "MEMORY_FILE_PATH=" + memoryFile}
 	var home string
 	model, s, vars, home := scriptedServeWith(t, nil, func(vars []string) {
 		for _, kv := range vars {
@@ -95,12 +95,12 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 			t.Fatalf("plugins add: %d\n%s%s", code, out, errOut)
 		}
 		for _, want := range []string{"9 tools: 3 auto (they run the first time a model calls them", "6 gated",
-			"memory.create_entities  [gated; state_write]", "arguments: entities (array, required)", "Hosts it reaches: none declared"} {
+			"graph.create_entities  [gated; state_write]", "arguments: entities (array, required)", "Hosts it reaches: none declared"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the contribution lacks %q:\n%s", want, out)
 			}
 		}
-		if strings.Index(out, "memory.search_nodes") > strings.Index(out, "memory.add_observations") {
+		if strings.Index(out, "graph.search_nodes") > strings.Index(out, "graph.add_observations") {
 			t.Errorf("the auto tools are not listed first:\n%s", out)
 		}
 		if code, out, _ := runBuddi(t, vars, time.Minute, "plugins", "list"); code != 0 || !strings.Contains(out, "no plugins are installed") {
@@ -124,17 +124,17 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 			return health.Actor{}, false
 		}
 		for _, a := range rep.Actors {
-			if a.Path == "root/plugins/memory" {
+			if a.Path == "root/plugins/graph" {
 				return a, true
 			}
 		}
 		return health.Actor{}, false
 	}
-	waitFor(t, "root/plugins/memory to run", time.Minute, func() bool { a, ok := plugin(); return ok && a.State == "running" })
+	waitFor(t, "root/plugins/graph to run", time.Minute, func() bool { a, ok := plugin(); return ok && a.State == "running" })
 
 	// A gated call waits for the owner, who approves it on the dashboard; then it runs.
 	model.Script(
-		pt.Tools(pt.ToolCall{ID: "toolu_mem1", Name: provider.WireToolName("memory.create_entities"),
+		pt.Tools(pt.ToolCall{ID: "toolu_mem1", Name: provider.WireToolName("graph.create_entities"),
 			Args: `{"entities":[{"name":"Ada","entityType":"person","observations":["drinks green tea"]}]}`}),
 		pt.Text("I will remember Ada."),
 	)
@@ -143,7 +143,7 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 		ID   string `json:"id"`
 		Tool string `json:"tool"`
 	}
-	waitFor(t, "the approval of memory.create_entities", time.Minute, func() bool {
+	waitFor(t, "the approval of graph.create_entities", time.Minute, func() bool {
 		var cards []struct {
 			ID   string `json:"id"`
 			Tool string `json:"tool"`
@@ -152,7 +152,7 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 			return false
 		}
 		for _, c := range cards {
-			if c.Tool == "memory.create_entities" {
+			if c.Tool == "graph.create_entities" {
 				card = c
 				return true
 			}
@@ -199,7 +199,7 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 		return ok && a.Restarts > before.Restarts && a.State == "running" && len(processesUnder(entry)) == 1 && memoryServerPid(t, entry) != pid
 	})
 	model.Script(
-		pt.Tools(pt.ToolCall{ID: "toolu_mem2", Name: provider.WireToolName("memory.read_graph"), Args: `{}`}),
+		pt.Tools(pt.ToolCall{ID: "toolu_mem2", Name: provider.WireToolName("graph.read_graph"), Args: `{}`}),
 		pt.Text("Ada drinks green tea."),
 	)
 	served := len(model.Served())
@@ -213,14 +213,14 @@ func TestInstalledMCPPluginEndToEnd(t *testing.T) {
 	if code := s.stop(); code != 0 {
 		t.Fatalf("stop: exit %d", code)
 	}
-	code, _, errOut := runBuddi(t, vars, 2*time.Minute, "plugins", "remove", "memory")
-	if code != 1 || !strings.Contains(errOut, filepath.Join(home, "agents", "dev.md")) || !strings.Contains(errOut, "memory.create_entities") {
+	code, _, errOut := runBuddi(t, vars, 2*time.Minute, "plugins", "remove", "graph")
+	if code != 1 || !strings.Contains(errOut, filepath.Join(home, "agents", "dev.md")) || !strings.Contains(errOut, "graph.create_entities") {
 		t.Fatalf("remove while a grant names its tools: %d %s", code, errOut)
 	}
 	if err := os.WriteFile(filepath.Join(home, "agents", "dev.md"), []byte(devWithout), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errOut := runBuddi(t, vars, 2*time.Minute, "plugins", "remove", "memory"); code != 0 || !strings.Contains(out, "plugin memory removed") {
+	if code, out, errOut := runBuddi(t, vars, 2*time.Minute, "plugins", "remove", "graph"); code != 0 || !strings.Contains(out, "plugin graph removed") {
 		t.Fatalf("remove: %d %s%s", code, out, errOut)
 	}
 	if b, err := os.ReadFile(memoryFile); err != nil || !bytes.Contains(b, []byte("Ada")) {
