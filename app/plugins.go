@@ -14,6 +14,7 @@ import (
 	artifactsplugin "buddi/plugins/artifacts"
 	"buddi/plugins/developer"
 	"buddi/plugins/developer/shot"
+	"buddi/plugins/email"
 	"buddi/plugins/host"
 	"buddi/plugins/memory"
 	"buddi/plugins/web"
@@ -59,6 +60,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		artifactsplugin.Manifest(files),
 		web.Manifest(web.Deps{Pool: pool, Search: web.SearchFromEnv(os.Getenv)}),
 		memory.Manifest(memory.Deps{Pool: pool}),
+		email.Manifest(), // its schema only, so far (issue 20)
 		run.Manifest(pool),
 		canvas.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)

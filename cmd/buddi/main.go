@@ -56,6 +56,7 @@ type cli struct {
 	Vault       vaultCmd       `cmd:"" help:"Store, check and remove secrets; values are never printed."`
 	Developer   developerCmd   `cmd:"" help:"The developer agent's workspace tools."`
 	Web         webCmd         `cmd:"" help:"Read a web page as text through the address guard, as an agent's web.read does."`
+	Email       emailCmd       `cmd:"" help:"Email accounts: add one (its app password into the vault), list them, test one's IMAP login."`
 	Bench       benchCmd       `cmd:"" help:"Measure buddi's start-up, idle memory and idle transactions."`
 	Logs        logsCmd        `cmd:"" help:"Print buddi serve's log (the file in $BUDDI_HOME/logs); -f follows it, --since 10m shows only the last 10 minutes."`
 	Version     versionCmd     `cmd:"" help:"Print the version."`

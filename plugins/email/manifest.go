@@ -3,6 +3,8 @@ package email
 import (
 	"embed"
 	"io/fs"
+
+	"buddi/plugins"
 )
 
 // Name is the plugin's name; its tools will be "email.<verb>".
@@ -21,4 +23,19 @@ func Migrations() fs.FS {
 		panic(err) // the embed pattern above guarantees the directory
 	}
 	return sub
+}
+
+// Version is the plugin's version; it is part of every action's hash.
+const Version = "0.1.0"
+
+// Manifest is the email plugin as compiled in today: its schema, so that accounts can be
+// added and read; no tools, source or views yet (issue 20 adds them).
+func Manifest() plugins.Manifest {
+	return plugins.Manifest{
+		Name:        Name,
+		Version:     Version,
+		Description: "Email accounts read over IMAP; every message is untrusted text a stranger wrote.",
+		Schema:      Schema,
+		Migrations:  Migrations(),
+	}
 }
