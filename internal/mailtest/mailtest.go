@@ -261,8 +261,24 @@ func (m Message) Bytes() []byte {
 // Deliver appends m to the user's INBOX with no flags (unread) and returns its UID.
 func (s *Server) Deliver(t testing.TB, m Message) imap.UID {
 	t.Helper()
+	return s.DeliverAll(t, []Message{m})[0]
+}
+
+// DeliverAll appends msgs to the INBOX in order over one connection, each unread, and
+// returns their UIDs.
+func (s *Server) DeliverAll(t testing.TB, msgs []Message) []imap.UID {
+	t.Helper()
 	c := s.Dial(t)
 	defer c.Close()
+	uids := make([]imap.UID, 0, len(msgs))
+	for _, m := range msgs {
+		uids = append(uids, appendOne(t, c, m))
+	}
+	return uids
+}
+
+func appendOne(t testing.TB, c *imapclient.Client, m Message) imap.UID {
+	t.Helper()
 	raw := m.Bytes()
 	cmd := c.Append("INBOX", int64(len(raw)), nil)
 	if _, err := cmd.Write(raw); err != nil {

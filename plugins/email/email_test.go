@@ -298,3 +298,28 @@ func TestAccountValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestABurstIsReadInChunksOnce: 250 messages delivered at once are read in three FETCH
+// chunks, each recorded once, the cursor at the last UID.
+func TestABurstIsReadInChunksOnce(t *testing.T) {
+	f := newFixture(t)
+	f.poll(t)
+	var burst []mailtest.Message
+	for i := 1; i <= 250; i++ {
+		burst = append(burst, msg(i, fmt.Sprintf("b%03d", i)))
+	}
+	uids := f.srv.DeliverAll(t, burst)
+	start := time.Now()
+	res := f.poll(t)
+	if res.Recorded != 250 || res.Fetched != 250 || res.Mailbox.LastUID != uint32(uids[len(uids)-1]) {
+		t.Fatalf("poll = %+v, want 250 recorded and the cursor at %d", res, uids[len(uids)-1])
+	}
+	t.Logf("250 messages read and recorded in %s", time.Since(start).Round(time.Millisecond))
+	var n int
+	if err := f.store.Pool.QueryRow(context.Background(), `SELECT count(DISTINCT message_id) FROM email.messages`).Scan(&n); err != nil || n != 250 {
+		t.Fatalf("distinct messages = %d, %v; want 250", n, err)
+	}
+	if res := f.poll(t); res.Recorded != 0 {
+		t.Fatalf("second poll recorded %d, want 0", res.Recorded)
+	}
+}
