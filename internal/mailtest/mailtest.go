@@ -169,7 +169,11 @@ func (s *Server) config(internal string, uid int) string {
 	b.WriteString("auth_mechanisms = plain login\nmail_location = maildir:~/Maildir\n")
 	fmt.Fprintf(&b, "default_internal_user = %s\n", internal)
 	if os.Getuid() != 0 {
+		// One account for everything: Dovecot cannot change users or chown to another group.
 		fmt.Fprintf(&b, "default_login_user = %s\nfirst_valid_uid = %d\n", internal, uid)
+		if g, err := user.LookupGroupId(strconv.Itoa(os.Getgid())); err == nil {
+			fmt.Fprintf(&b, "default_internal_group = %s\nfirst_valid_gid = %d\n", g.Name, os.Getgid())
+		}
 	}
 	fmt.Fprintf(&b, "passdb {\n  driver = passwd-file\n  args = scheme=PLAIN %s\n}\n", filepath.Join(s.Dir, "users"))
 	fmt.Fprintf(&b, "userdb {\n  driver = passwd-file\n  args = %s\n}\n", filepath.Join(s.Dir, "users"))
