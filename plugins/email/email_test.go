@@ -323,3 +323,51 @@ func TestABurstIsReadInChunksOnce(t *testing.T) {
 		t.Fatalf("second poll recorded %d, want 0", res.Recorded)
 	}
 }
+
+// TestCancelStopsAPollAtOnce: a poll stuck on a silent server ends when its context does,
+// long before its deadline, and says it was stopped.
+func TestCancelStopsAPollAtOnce(t *testing.T) {
+	pool := pgtest.Pool(t)
+	if _, err := migrations.Up(context.Background(), pool, nil, migrations.Set{Schema: Schema, FS: Migrations()}); err != nil {
+		t.Fatal(err)
+	}
+	store := Store{Pool: pool}
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := silent.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	a, err := store.AddAccount(context.Background(), Account{Name: "stuck", Address: "a@example.org",
+		IMAPHost: "127.0.0.1", IMAPPort: silent.Addr().(*net.TCPAddr).Port, IMAPTLS: PlainLoopbackOnly,
+		SMTPHost: "127.0.0.1", SMTPPort: 25, SMTPTLS: PlainLoopbackOnly, Username: "a", PasswordSecret: "PW"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Poller{Store: store, Secrets: vault.NewMemory(map[string]string{"PW": "x"}), Timeout: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { _, err := p.Poll(ctx, a); done <- err }()
+	c := <-accepted // the poll is waiting for a greeting that never comes
+	defer c.Close()
+	cancel()
+	select {
+	case err := <-done:
+		oneSentence(t, err)
+		if !strings.Contains(err.Error(), "stopped before it finished") {
+			t.Fatalf("error = %q, want it to say the poll was stopped", err)
+		}
+		t.Logf("stopped %s after the start: %v", time.Since(start).Round(time.Millisecond), err)
+		if got, _ := store.Account(context.Background(), "stuck"); got.LastError != "" {
+			t.Fatalf("last error after a stop = %q, want none (a stop is not the account's failure)", got.LastError)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the poll did not end within 10 s of its context's end (its deadline is a minute)")
+	}
+}

@@ -73,11 +73,18 @@ func (p *Poller) now() time.Time {
 }
 
 // Poll reads the account's INBOX once and records what is new. A failure is returned as
-// one sentence and kept as the account's last error; a success clears it.
+// one sentence and kept as the account's last error; a success clears it. A poll stopped by
+// its context's end says so and leaves the last error as it was.
 func (p *Poller) Poll(ctx context.Context, a Account) (PollResult, error) {
 	res, err := p.poll(ctx, a)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		err = fmt.Errorf("email: polling %s failed: it was stopped before it finished (%v); the next poll starts again from the cursor", a.Name, context.Cause(ctx))
+	case err != nil:
 		err = fmt.Errorf("email: polling %s failed: %s", a.Name, err.Error())
+	}
+	if ctx.Err() != nil && err != nil {
+		return res, err // a stop is not the account's fault: its last error stays what it was
 	}
 	if serr := p.Store.setResult(context.WithoutCancel(ctx), a.ID, p.now(), err); serr != nil && err == nil {
 		err = serr
