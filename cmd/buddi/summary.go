@@ -36,7 +36,7 @@ type commandGroup struct {
 // command missing here is listed at the end of the last group.
 var commandGroups = []commandGroup{
 	{"start", "Start:", []string{"init", "serve", "service", "dashboard", "doctor"}},
-	{"talk", "Talk:", []string{"chat", "ask", "telegram", "tailnet"}},
+	{"talk", "Talk:", []string{"chat", "ask", "telegram", "tailnet", "email"}},
 	{"work", "Work and approvals:", []string{"approvals", "permissions", "missions", "reminders", "sentinels", "sources", "jobs", "pause", "resume"}},
 	{"agents", "Agents and plugins:", []string{"agents", "accounts", "vault", "plugins", "mcp", "tokens", "developer", "web"}},
 	{"operate", "Operate:", []string{"db", "backup", "recovery", "logs", "bench", "completion", "help", "version"}},
