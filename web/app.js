@@ -322,6 +322,7 @@ let chatDraws = 0;
 async function drawChat(agentId) {
   const paint = painter();
   const draw = ++chatDraws;
+  const followed = chat ? chat.run : ''; // the run followed as this drawing began
   if (!agentId) {
     const def = agents.find(a => a.default) || agents[0];
     if (!def) { paint(h('p', {}, 'No agents are loaded.')); return; }
@@ -347,7 +348,9 @@ async function drawChat(agentId) {
     }
     if (draw !== chatDraws) return; // a later drawing has the newer transcript
     active = got.conversation.active_run || '';
-    if (!active && chat.socket) { chat.socket.close(); chat.socket = null; chat.run = ''; chat.streaming = null; } // the run ended: nothing more to follow
+    // The run followed when this drawing began has ended: nothing more to follow (a run the
+    // owner started since, by sending, is followed on).
+    if (!active && chat.socket && chat.run === followed) { chat.socket.close(); chat.socket = null; chat.run = ''; chat.streaming = null; }
     // The stream's replay of what the transcript already holds is not drawn again: text
     // streamed before the run's latest committed entry, and calls and results by their ids.
     const mine = (got.transcript || []).filter(e => e.run_id && e.run_id === active).map(e => new Date(e.created_at).getTime());
