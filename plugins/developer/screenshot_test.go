@@ -127,13 +127,15 @@ func TestScreenshotReachesOnlyTheProcessesOwnSocket(t *testing.T) {
 		c := call("start", args(t, map[string]any{"name": name, "command": command, "port": port}))
 		b.mustRun(t, c, b.mustDescribe(t, c))
 	}
-	webPort, liarPort := freePort(t), freePort(t)
+	// Each port is one the kernel gave out free (liarPort+1 was a guess, and another test
+	// could hold it: the second liar then never listened).
+	webPort, liarPort, liar2Port := freePort(t), freePort(t), freePort(t)
 	start("web", fmt.Sprintf("python3 server.py %d %s", webPort, dash.URL), webPort)
 	// Two processes that listen, but not on the port they declared, and one on buddi's own.
 	start("liar", fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", liarPort), dashPort)
-	start("liar2", fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", liarPort+1), otherPort)
+	start("liar2", fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", liar2Port), otherPort)
 	start("mine", fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", ownPort), ownPort)
-	for _, p := range []int{webPort, liarPort, liarPort + 1, ownPort} {
+	for _, p := range []int{webPort, liarPort, liar2Port, ownPort} {
 		waitListening(t, p)
 	}
 
