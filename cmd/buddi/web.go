@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"buddi/core/vault"
 	"buddi/dbsource"
@@ -58,21 +57,6 @@ type webFetchesCmd struct {
 	JSON  bool   `help:"Print JSON: [{agent, at, tool, purpose, host, outcome, reason, status, bytes, conversation_id, run_id}]."`
 }
 
-// fetchRow is one web.fetches row as --json prints it.
-type fetchRow struct {
-	Agent          string    `json:"agent"`
-	At             time.Time `json:"at"`
-	Tool           string    `json:"tool"`
-	Purpose        string    `json:"purpose"`
-	Host           string    `json:"host"`
-	Outcome        string    `json:"outcome"`
-	Reason         string    `json:"reason"`
-	Status         int       `json:"status"`
-	Bytes          int64     `json:"bytes"`
-	ConversationID string    `json:"conversation_id"`
-	RunID          string    `json:"run_id"`
-}
-
 // Run lists the audit log from the database, times in the owner's zone.
 func (c webFetchesCmd) Run(env *runEnv) error {
 	if c.Limit < 1 || c.Limit > 200 {
@@ -97,10 +81,9 @@ func (c webFetchesCmd) Run(env *runEnv) error {
 	if err != nil {
 		return fmt.Errorf("read web.fetches (is the web plugin's schema migrated? buddi db migrate does it): %w", err)
 	}
-	out := make([]fetchRow, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, fetchRow{Agent: r.Agent, At: r.At, Tool: r.Tool, Purpose: r.Purpose, Host: r.Host, Outcome: r.Outcome,
-			Reason: r.Reason, Status: r.Status, Bytes: r.Bytes, ConversationID: r.ConversationID, RunID: r.RunID})
+	out := rows // web.Record's JSON is the row's: no body
+	if out == nil {
+		out = []web.Record{}
 	}
 	if c.JSON {
 		return writeJSON(env, out)

@@ -82,11 +82,11 @@ type Page struct {
 
 // Fetch is one fetch as web.fetches records it: no body, ever.
 type Fetch struct {
-	Host    string // the host asked for (the first URL's)
-	Outcome string // one of the Outcome constants
-	Reason  string // why, for an outcome other than ok: the sentence the caller was given
-	Status  int    // the HTTP status of the last answer, 0 when none came
-	Bytes   int64  // the body bytes read
+	Host    string `json:"host"`    // the host asked for (the first URL's)
+	Outcome string `json:"outcome"` // one of the Outcome constants
+	Reason  string `json:"reason"`  // why, for an outcome other than ok: the sentence the caller was given
+	Status  int    `json:"status"`  // the HTTP status of the last answer, 0 when none came
+	Bytes   int64  `json:"bytes"`   // the body bytes read
 }
 
 // ReadError is a read that did not produce a page: its outcome and the one sentence that

@@ -13,13 +13,13 @@ const Owner = "owner"
 
 // Record is one row of web.fetches.
 type Record struct {
-	Agent          string    // the agent whose call it was, or [Owner]
-	At             time.Time // when the fetch began
-	Tool           string    // "web.read" or "web.search"
-	Purpose        string    // why, in the caller's words
-	ConversationID string    // the call's conversation, if any
-	RunID          string    // the call's run, if any
-	Fetch                    // what happened; no body
+	Agent          string    `json:"agent"`           // the agent whose call it was, or [Owner]
+	At             time.Time `json:"at"`              // when the fetch began
+	Tool           string    `json:"tool"`            // "web.read" or "web.search"
+	Purpose        string    `json:"purpose"`         // why, in the caller's words
+	ConversationID string    `json:"conversation_id"` // the call's conversation, if any
+	RunID          string    `json:"run_id"`          // the call's run, if any
+	Fetch                    // what happened; no body (its fields are the row's)
 }
 
 // Store writes and reads web.fetches.
