@@ -549,13 +549,16 @@ const filed = files({ api, painter, act, say, when }); // the Files page
 const remembered = memory({ api, painter, act, say, when });
 
 async function refresh() {
-  generation++;
+  const mine = ++generation;
   const [, page, arg] = (location.hash || '#/home').split('/');
   let agent = '';
   try { agent = page === 'chat' ? decodeURIComponent(arg || '') : ''; } catch { /* a malformed address: no agent */ }
   current = { page: page || 'home', agent };
   for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.page === current.page);
   await drawRail();
+  // A page asked for while the rail loaded has its own drawing: this one stops here, since a
+  // page drawn from now on would take the newer generation and cover it.
+  if (mine !== generation) return;
   try {
     if (current.page === 'chat') await drawChat(current.agent);
     else if (current.page === 'activity') await drawActivity();
@@ -569,7 +572,7 @@ async function refresh() {
     else if (current.page === 'settings') await drawDeveloper();
     else if (current.page === 'missions') await more.missions();
     else if (current.page === 'health') await more.health();
-    else if (!(await more.firstRun())) await drawHome();
+    else if (!(await more.firstRun()) && mine === generation) await drawHome();
   } catch (e) { say(e.message); }
 }
 

@@ -146,15 +146,14 @@ export function pages({ api, painter, act, say, when }) {
   // firstRun draws the first-run panel and returns true when no agent can run and there is no
   // account (or the owner is in the middle of it); false lets Home draw.
   async function firstRun() {
+    const paint = painter(); // taken before the reads, so a page asked for meanwhile is not covered
     if (!welcome) {
       let ag, acc;
       try { [ag, acc] = await Promise.all([api('GET', '/api/agents/settings'), api('GET', '/api/accounts')]); } catch { return false; }
       if ((ag.agents || []).some(g => g.available) || (acc.accounts || []).length) return false;
       welcome = setupPanel();
     }
-    const paint = painter();
-    paint(welcome.panel);
-    return true;
+    return paint(welcome.panel);
   }
 
   function setupPanel() {
