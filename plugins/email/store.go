@@ -156,8 +156,9 @@ type fetched struct {
 	truncated bool
 }
 
-// record writes msgs (ON CONFLICT of the identity quad, nothing) and moves the mailbox's
-// cursor to through, in one transaction. It returns how many rows were new.
+// record writes msgs (ON CONFLICT of the identity quad, nothing), each new one with the
+// triage it is owed, and moves the mailbox's cursor to through, in one transaction. It
+// returns how many rows were new.
 func (s Store) record(ctx context.Context, mb Mailbox, msgs []fetched, through uint32) (int, error) {
 	tx, err := s.Pool.Begin(ctx)
 	if err != nil {
@@ -186,6 +187,9 @@ func (s Store) record(ctx context.Context, mb Mailbox, msgs []fetched, through u
 		if _, err := tx.Exec(ctx, `INSERT INTO email.bodies (message, raw, truncated) VALUES ($1, $2, $3)`,
 			id, m.raw, m.truncated); err != nil {
 			return 0, fmt.Errorf("email: record the body of message %d: %w", m.UID, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO email.triage (message, account_id) VALUES ($1, $2)`, id, mb.AccountID); err != nil {
+			return 0, fmt.Errorf("email: owe message %d its triage: %w", m.UID, err)
 		}
 		n++
 	}
