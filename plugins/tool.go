@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -185,6 +186,13 @@ type Precondition struct {
 	What  string `json:"what"`  // the fact, e.g. "sha256 of <path>"
 	Value string `json:"value"` // what it was when the call was described
 }
+
+// ErrOutcomeUnknown is wrapped by the error of an Execute whose effect began and ended
+// without word of whether it took: a message's body was being handed to the server and the
+// connection dropped, or the deadline passed, before the server's final answer. The registry
+// reports such an execution as unknown, never failed, so it is shown for review and never
+// retried blindly.
+var ErrOutcomeUnknown = errors.New("plugins: whether the effect took place is unknown")
 
 // Result is what a tool returns to the model.
 type Result struct {

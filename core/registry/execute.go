@@ -20,8 +20,8 @@ const (
 	// returned a result marked as an error, or panicked.
 	StatusFailed Status = "failed"
 	// StatusUnknown: the deadline passed or the context was cancelled before the tool
-	// returned. Whether the effect happened is unknown: show it for review, never retry it
-	// blindly.
+	// returned, or the tool's error wraps [plugins.ErrOutcomeUnknown]. Whether the effect
+	// happened is unknown: show it for review, never retry it blindly.
 	StatusUnknown Status = "unknown"
 )
 
@@ -51,10 +51,11 @@ func (r *Registry) Execute(ctx context.Context, call plugins.Call, approved *plu
 // as a failed outcome, an unknown tool, a draft tool and arguments that fail the schema.
 //
 // A panic in Execute, a returned error, or a result marked as an error is a tool-error
-// (StatusFailed), never a success. When the deadline passes, or ctx is cancelled, before the
-// tool returns, Run returns a tool-error at once with StatusUnknown: a tool that ignores its
-// ctx cannot hold the caller, but its goroutine is abandoned, still running, and whether the
-// effect happened is unknown.
+// (StatusFailed), never a success; an error wrapping [plugins.ErrOutcomeUnknown] is one with
+// StatusUnknown (the tool's effect began and its end was not heard). When the deadline
+// passes, or ctx is cancelled, before the tool returns, Run returns a tool-error at once with
+// StatusUnknown: a tool that ignores its ctx cannot hold the caller, but its goroutine is
+// abandoned, still running, and whether the effect happened is unknown.
 func (r *Registry) Run(ctx context.Context, call plugins.Call, approved *plugins.Envelope) Outcome {
 	e, ok := r.entries[call.Tool]
 	if !ok {
@@ -86,6 +87,12 @@ func (r *Registry) Run(ctx context.Context, call plugins.Call, approved *plugins
 			Result: plugins.Result{Text: fmt.Sprintf("%s failed: the tool crashed", call.Tool), IsError: true},
 			Status: StatusFailed,
 			Err:    fmt.Errorf("registry: execute %s: %w", call.Tool, g.crash),
+		}
+	case g.err != nil && errors.Is(g.err, plugins.ErrOutcomeUnknown):
+		return Outcome{
+			Result: plugins.Result{Text: fmt.Sprintf("%s may or may not have taken effect, and it will not be retried: %s", call.Tool, oneLine(g.err.Error())), IsError: true, Data: g.val.Data},
+			Status: StatusUnknown,
+			Err:    fmt.Errorf("registry: execute %s: outcome unknown: %w", call.Tool, g.err),
 		}
 	case g.err != nil:
 		return Outcome{
