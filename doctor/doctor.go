@@ -53,7 +53,7 @@ const (
 type Check struct {
 	// Name is what was checked: "data directory", "listener", "vault", "agent @dev",
 	// "time zone", "telegram", "tailnet", "supervision tree", "database", "migrations",
-	// "queue", "approvals" or "work".
+	// "queue", "approvals", "work" or "email <account>".
 	Name string `json:"name"`
 	// Status is ok, warn or fail.
 	Status Status `json:"status"`
@@ -212,6 +212,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) *Report {
 		r.checkAgents(ctx, cfg, src, o)
 		r.checkTelegramPaired(ctx, src)
 		r.checkApprovals(ctx, src)
+		r.checkEmail(ctx, src)
 	}
 	if !riverCurrent { // the queue's own tables are not there to read
 		return r

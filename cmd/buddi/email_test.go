@@ -72,4 +72,31 @@ func TestEmailAddListTest(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "refused") || !strings.Contains(errOut, "EMAIL_HOME") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 		t.Fatalf("test with a wrong password: exit %d\n%s", code, errOut)
 	}
+
+	// buddi doctor names each account: one never read yet waits for buddi serve; one whose
+	// last read failed shows that sentence with what to do.
+	doctorEmail := func() map[string]string {
+		t.Helper()
+		_, out, _ := runBuddi(t, vars, time.Minute, "doctor", "--json")
+		var rep struct{ Checks []map[string]string }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, out)
+		}
+		for _, c := range rep.Checks {
+			if c["name"] == "email home" {
+				return c
+			}
+		}
+		t.Fatalf("doctor has no line for the account:\n%s", out)
+		return nil
+	}
+	if c := doctorEmail(); c["status"] != "ok" || !strings.Contains(c["sentence"], "not read yet") {
+		t.Fatalf("doctor on an account never read: %v", c)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE email.accounts SET last_error = 'email: polling home failed: logging in to 127.0.0.1:1 as alice was refused', last_error_at = now()`); err != nil {
+		t.Fatal(err)
+	}
+	if c := doctorEmail(); c["status"] != "warn" || !strings.Contains(c["sentence"], "logging in to 127.0.0.1:1 as alice was refused") || !strings.Contains(c["fix"], "buddi email test home") {
+		t.Fatalf("doctor on an account whose last read failed: %v", c)
+	}
 }
