@@ -3,9 +3,11 @@ package email
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"buddi/internal/mailtest"
 )
@@ -156,5 +158,52 @@ func TestTextOfAMessage(t *testing.T) {
 	}
 	if _, note := Text([]byte("Content-Type: text/html\r\n\r\n<p>only html</p>")); !strings.Contains(note, "no plain text") {
 		t.Fatalf("html only: note = %q", note)
+	}
+}
+
+// A burst of 1,000 messages is read in one poll and each owes and gets one triage run; the
+// figure (messages a second, delivery excluded) is logged for the closing note.
+func TestBurstOfAThousand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a thousand deliveries")
+	}
+	f := newFixture(t)
+	f.poll(t)
+	msgs := make([]mailtest.Message, 1000)
+	for i := range msgs {
+		msgs[i] = msg(i+10, fmt.Sprintf("burst %d", i))
+	}
+	f.srv.DeliverAll(t, msgs)
+	var e enqueued
+	start := time.Now()
+	if err := f.poller.PollAll(context.Background(), e.enqueue); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if len(e.runs) != 1000 {
+		t.Fatalf("one poll after a burst of 1,000 started %d triage runs, want 1,000", len(e.runs))
+	}
+	if got := f.triageStates(t); got["enqueued"] != 1000 || got["pending"] != 0 {
+		t.Fatalf("triage states after the burst: %v", got)
+	}
+	t.Logf("1,000 messages read and their triage asked for in %v (%.0f messages/s)", took.Round(time.Millisecond), 1000/took.Seconds())
+}
+
+// BUDDI_EMAIL_PERIOD sets the source's period; a value that is not a duration of at least a
+// second is one sentence.
+func TestPeriodFromTheEnvironment(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": SourcePeriod, "5s": 5 * time.Second, " 2m ": 2 * time.Minute} {
+		got, err := Period(func(string) string { return v })
+		if err != nil || got != want {
+			t.Errorf("Period(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"fast", "10ms", "-1m", "0"} {
+		if _, err := Period(func(string) string { return v }); err == nil || !strings.Contains(err.Error(), "BUDDI_EMAIL_PERIOD") {
+			t.Errorf("Period(%q) = %v, want a sentence naming BUDDI_EMAIL_PERIOD", v, err)
+		}
+	}
+	if s := Source(0); s.Period != SourcePeriod || s.ID != SourceID {
+		t.Errorf("Source(0) = %s every %v", s.ID, s.Period)
 	}
 }
