@@ -7,7 +7,7 @@ import (
 	"buddi/plugins"
 )
 
-// Name is the plugin's name; its tools will be "email.<verb>".
+// Name is the plugin's name; its tools are "email.<verb>".
 const Name = "email"
 
 // Schema is the Postgres schema the plugin owns.
@@ -28,14 +28,22 @@ func Migrations() fs.FS {
 // Version is the plugin's version; it is part of every action's hash.
 const Version = "0.1.0"
 
-// Manifest is the email plugin as compiled in today: its schema, so that accounts can be
-// added and read; no tools, source or views yet (issue 20 adds them).
-func Manifest() plugins.Manifest {
+// Manifest is the email plugin as compiled in: its schema and its tools (email.draft, auto;
+// email.send and email.reply, gated), which refuse every call until [BindTools] gives them
+// the database, core's artifact store and the vault.
+func Manifest() plugins.Manifest { return New(Deps{}).Manifest() }
+
+// Manifest is the plugin's manifest over its dependencies. Network is left empty on purpose:
+// the SMTP server a send reaches is the owner's account configuration, named in every
+// approval's envelope, never a model's argument.
+func (p *Plugin) Manifest() plugins.Manifest {
 	return plugins.Manifest{
 		Name:        Name,
 		Version:     Version,
-		Description: "Email accounts read over IMAP; every message is untrusted text a stranger wrote.",
+		Description: "Email accounts read over IMAP (every message is untrusted text a stranger wrote); drafts saved as artifacts and sent over SMTP only once the owner approves.",
 		Schema:      Schema,
 		Migrations:  Migrations(),
+		Tools:       p.Tools(),
+		Views:       p.Views(),
 	}
 }

@@ -145,11 +145,20 @@ func checkHeaderValue(what, v string) error {
 		if r != '\t' && unicode.IsControl(r) {
 			return fmt.Errorf("%s has a control character (%U) in it; use printable text", what, r)
 		}
+		if reorders(r) {
+			return fmt.Errorf("%s has a character that reorders the text around it (%U); leave it out", what, r)
+		}
 	}
 	if !utf8.ValidString(v) {
 		return fmt.Errorf("%s is not valid UTF-8 text", what)
 	}
 	return nil
+}
+
+// reorders reports whether r is a bidirectional override, embedding, isolate or mark: a
+// character that makes the text around it read otherwise than it is.
+func reorders(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // validMsgID reports whether id can stand between angle brackets in a header: printable

@@ -50,6 +50,7 @@ type smtpPeer struct {
 
 	mu        sync.Mutex
 	mails     []delivered
+	sessions  int      // connections that reached a session
 	mailCalls int      // MAIL commands seen
 	logins    []string // the users that logged in
 	refuse    map[string]bool
@@ -68,6 +69,9 @@ func newPeer(t *testing.T, o peerOptions) *smtpPeer {
 	t.Helper()
 	p := &smtpPeer{refuse: map[string]bool{}}
 	p.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		p.mu.Lock()
+		p.sessions++
+		p.mu.Unlock()
 		return &peerSession{p: p, c: c}, nil
 	}))
 	p.srv.Domain = "localhost"
@@ -102,6 +106,12 @@ func (p *smtpPeer) got() ([]delivered, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]delivered(nil), p.mails...), p.mailCalls
+}
+
+func (p *smtpPeer) sessionsSeen() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sessions
 }
 
 func (p *smtpPeer) loginsSeen() []string {
@@ -447,6 +457,7 @@ func TestOutgoingRefusesHeaderInjection(t *testing.T) {
 		{"name", func(o *Outgoing) { o.To[0].Name = "Bob\nBcc: eve@example.org" }, "line break"},
 		{"address", func(o *Outgoing) { o.Cc[0].Address = "carol@example.org\r\nRCPT TO:<eve@example.org>" }, "line break"},
 		{"control", func(o *Outgoing) { o.Subject = "a\x00b" }, "control character"},
+		{"reordering", func(o *Outgoing) { o.Subject = "Invoice \u202egnp.exe" }, "reorders"},
 		{"non-ascii address", func(o *Outgoing) { o.To[0].Address = "zoë@example.org" }, "ASCII"},
 		{"no recipient", func(o *Outgoing) { o.To, o.Cc, o.Bcc = nil, nil, nil }, "no recipient"},
 		{"no message id", func(o *Outgoing) { o.MessageID = "" }, "Message-ID"},
