@@ -135,6 +135,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
 		Watch:    w.watchDeps(), Phone: w.phoneDeps(), MCP: w.mcpHandler(), Modes: modeStore(src.Pool, w.seal, log),
 		Memory:  memoryPage{store: memory.NewStore(src.Pool), scrub: w.scrub},
+		Email:   emailPage{pool: src.Pool, scrub: w.scrub},
 		Metrics: metrics.Handler(metrics.Sources{DB: src.Pool, RiverSchema: migrations.RiverSchema, TelegramLastPoll: w.telegramLastPoll(), Log: log}), QueueUI: w.queueUI}
 }
 

@@ -8,6 +8,7 @@ import { watch } from '/watch.js';
 import { phone } from '/phone.js';
 import { files } from '/files.js';
 import { memory } from '/memory.js';
+import { email } from '/email.js';
 import { settingsNav } from '/nav.js';
 import { canvasPanel } from '/canvas.js';
 
@@ -547,6 +548,8 @@ const phoned = phone({ api, painter, act, say, when });
 const filed = files({ api, painter, act, say, when }); // the Files page
 // remembered is memory.js's Memory page.
 const remembered = memory({ api, painter, act, say, when });
+// mailed is email.js's Email page; openChat takes a triage run's link to its conversation.
+const mailed = email({ api, painter, act, say, when, openChat });
 
 async function refresh() {
   const mine = ++generation;
@@ -569,6 +572,7 @@ async function refresh() {
     else if (current.page === 'alerts') await watched.alerts();
     else if (current.page === 'files') await filed.page(arg);
     else if (current.page === 'memory') await remembered.page();
+    else if (current.page === 'email') await mailed.page();
     else if (current.page === 'settings') await drawDeveloper();
     else if (current.page === 'missions') await more.missions();
     else if (current.page === 'health') await more.health();

@@ -109,6 +109,8 @@ type Deps struct {
 	WebFetches WebFetches
 	// Memory serves the Memory page; nil leaves those routes out.
 	Memory Memory
+	// Email serves the Email page; nil leaves its route out.
+	Email Email
 	// MCP, when set, is buddi mcp's endpoint (mcpserver.Handler), served at /mcp on loopback
 	// only, outside the dashboard's credential and request deadline: it checks its own tokens,
 	// and an ask waits for a run.
@@ -203,6 +205,7 @@ func NewServer(deps Deps) *Server {
 	s.phoneRoutes()
 	s.webRoutes()
 	s.memoryRoutes()
+	s.emailRoutes()
 	s.metricsRoutes()
 	s.queueUIRoutes()
 	s.mux.Handle("GET /", webUI())
