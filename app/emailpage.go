@@ -78,8 +78,7 @@ func (e emailPage) EmailTriage(ctx context.Context, limit int) ([]dashboard.Emai
 			WHERE payload ? 'run_id' AND payload->>'run_id' = se.run_id AND kind = ANY($2)
 			ORDER BY id DESC LIMIT 1) ev ON true
 		LEFT JOIN core.conversations c ON c.id = ev.conversation_id
-		LEFT JOIN LATERAL (SELECT id, agent FROM core.conversations
-			WHERE ev.kind IS NULL AND active_run::text = se.run_id LIMIT 1) q ON true
+		LEFT JOIN core.conversations q ON ev.kind IS NULL AND q.active_run IS NOT NULL AND q.active_run::text = se.run_id
 		ORDER BY t.message DESC`, email.SourceID, runKinds, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the triage of the mail: %w", err)
