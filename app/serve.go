@@ -43,6 +43,7 @@ import (
 	"buddi/pgcluster"
 	"buddi/plugins"
 	"buddi/plugins/developer"
+	"buddi/plugins/email"
 	"buddi/plugins/web"
 	"buddi/queue"
 	"buddi/runtime/account"
@@ -228,6 +229,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if err != nil {
 		return err
 	}
+	if _, err := email.Period(os.Getenv); err != nil {
+		return err
+	}
 	presence := &dashboard.Presence{}
 	// The registry is built from the manifests, which tell through notices: which tools allow
 	// "remember" is read from it once it exists (before anything is told).
@@ -242,6 +246,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	manifests := append(ServeManifests(src.Pool, cfg.Home, procs, previewSrv, reminderLimits, sealKey, owner, log), installed.Manifests()...)
 	web.BindSecrets(manifests, secrets.Get) // web.search's hosted providers read their key from the vault
+	// The email tools (drafts as artifacts, sends through the ledger) and its inbox source
+	// read the accounts' app passwords from the vault.
+	email.BindTools(manifests, email.Deps{Pool: src.Pool, Artifacts: artifacts, Secrets: secrets})
+	email.Bind(&email.Poller{Store: email.Store{Pool: src.Pool}, Secrets: secrets})
 	if firstStart {
 		log.Info("applying migrations…")
 	}

@@ -31,7 +31,7 @@ type emailAddCmd struct {
 	Username       string `help:"The login name on both servers (default: the address)."`
 	Auth           string `default:"app-password" help:"The auth mode: app-password (xoauth2 is not supported in this build)."`
 	PasswordSecret string `name:"password-secret" help:"The vault entry to keep the app password in (default: EMAIL_<NAME>)."`
-	Backfill       int    `default:"0" help:"How many existing messages the first poll reads (0: only mail arriving from now)."`
+	Backfill       int    `default:"0" env:"EMAIL_BACKFILL" help:"How many existing messages the first poll reads (0: only mail arriving from now); EMAIL_BACKFILL sets the default."`
 	JSON           bool   `help:"Print JSON: {ok, name, address, password_secret} (never the password)."`
 }
 

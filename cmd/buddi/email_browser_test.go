@@ -21,7 +21,10 @@ import (
 // listed with a link to Home. At 1280 and 390 px, with the screenshots in the test's artifact
 // directory.
 func TestEmailPageInBrowser(t *testing.T) {
-	_, s, vars := scriptedServe(t)
+	// An hour between polls: the source reads once at start, and the test waits for that read
+	// to end before the accounts below exist, so the made-up accounts keep the outcomes
+	// written for them.
+	_, s, vars, _ := scriptedServeWith(t, []string{"BUDDI_EMAIL_PERIOD=1h"}, nil)
 	p := openPage(t, s)
 	p.signIn(vars)
 	p.width(1280)
@@ -48,6 +51,11 @@ func TestEmailPageInBrowser(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
+	// The source's first read (at start, with no account) is over before the accounts exist.
+	waitFor(t, "the email source's first read", time.Minute, func() bool {
+		var n int
+		return conn.QueryRow(ctx, `SELECT count(*) FROM core.source_runs WHERE source = 'email.inbox' AND state <> 'running'`).Scan(&n) == nil && n > 0
+	})
 	var work, mailbox, hostile, owed int64
 	one(`INSERT INTO email.accounts (name, address, imap_host, imap_port, imap_tls, smtp_host, smtp_port, smtp_tls, username, password_secret,
 			last_error, last_error_at)

@@ -22,7 +22,7 @@ import (
 
 var treePaths = []string{
 	"root", "root/postgres", "root/queue", "root/agents", "root/surfaces", "root/surfaces/dashboard", "root/surfaces/preview",
-	"root/conversations", "root/workspaces", "root/sentinels", "root/sentinels/developer.failing-tests", "root/plugins",
+	"root/conversations", "root/workspaces", "root/sentinels", "root/sentinels/developer.failing-tests", "root/sources", "root/sources/email.inbox", "root/plugins",
 }
 
 func TestServeFirstStartHealthDoctorAndCleanStop(t *testing.T) {

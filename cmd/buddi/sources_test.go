@@ -14,19 +14,27 @@ import (
 	"buddi/sources"
 )
 
-// This buddi compiles in no source: the list says so, as text and as JSON, without a
-// database (the home does not even exist).
-func TestSourcesListWithNone(t *testing.T) {
+// The compiled-in source (email.inbox) is listed from the ledger: before buddi is set up the
+// list says in one sentence what to run first; after, it lists the source as never polled,
+// as text and as JSON.
+func TestSourcesListTheCompiledInSource(t *testing.T) {
 	t.Parallel()
 	_, _, vars := env(t)
 	code, out, errOut := runBuddi(t, vars, time.Minute, "sources", "list")
-	if code != 0 || !strings.Contains(out, "No sources") {
+	if code != 3 || !strings.Contains(errOut, "buddi serve") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Errorf("sources list before set-up: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runBuddi(t, vars, 2*time.Minute, "db", "migrate"); code != 0 {
+		t.Fatalf("db migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runBuddi(t, vars, time.Minute, "sources", "list")
+	if code != 0 || !strings.Contains(out, "email.inbox") {
 		t.Errorf("sources list: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runBuddi(t, vars, time.Minute, "sources", "--json")
 	var list []sources.Status
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list == nil || len(list) != 0 {
-		t.Errorf("sources --json: exit %d\n%s%s; want []", code, out, errOut)
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].ID != "email.inbox" {
+		t.Errorf("sources --json: exit %d\n%s%s; want email.inbox", code, out, errOut)
 	}
 }
 

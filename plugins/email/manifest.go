@@ -3,6 +3,8 @@ package email
 import (
 	"embed"
 	"io/fs"
+	"os"
+	"time"
 
 	"buddi/plugins"
 )
@@ -45,5 +47,18 @@ func (p *Plugin) Manifest() plugins.Manifest {
 		Migrations:  Migrations(),
 		Tools:       p.Tools(),
 		Views:       p.Views(),
+		// The inbox source reads with the poller [Bind] gives it; BUDDI_EMAIL_PERIOD sets its
+		// period (buddi serve refuses to start on a value that is not one).
+		Sources: []plugins.Source{Source(periodOrDefault())},
 	}
+}
+
+// periodOrDefault is BUDDI_EMAIL_PERIOD's period, or [SourcePeriod] when it is unset or not
+// a period (buddi serve checks it with [Period] first and says what is wrong).
+func periodOrDefault() time.Duration {
+	d, err := Period(os.Getenv)
+	if err != nil {
+		return SourcePeriod
+	}
+	return d
 }
