@@ -43,6 +43,11 @@ type Reply struct {
 	DropBeforeContent bool
 	// Stall sends nothing and holds the request until the client gives up.
 	Stall bool
+
+	// From, when set, makes the reply from the request's raw body when the request takes
+	// it: a model answering with what an earlier tool result said (an id made at run time).
+	// The reply it returns is used as is; its own From is ignored.
+	From func(body []byte) Reply
 }
 
 // ToolCall is one scripted tool call.

@@ -211,6 +211,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
+	if reply.From != nil {
+		reply = reply.From(body)
+	}
 
 	rec.Status = http.StatusOK
 	if reply.Status != 0 && reply.Status != http.StatusOK {

@@ -168,3 +168,20 @@ func TestUnknownPathAndRecording(t *testing.T) {
 		t.Errorf("recorded %+v", r)
 	}
 }
+
+// A reply with From is made from the request that takes it: here, it echoes what the
+// request's last message said, as a model answering with an id a tool result gave it.
+func TestReplyMadeFromTheRequest(t *testing.T) {
+	t.Parallel()
+	s := New(t)
+	s.Script(Reply{From: func(body []byte) Reply {
+		if strings.Contains(string(body), "the id is 42") {
+			return Text("you said 42")
+		}
+		return Text("no id")
+	}})
+	status, out := send(t, s, "/v1/messages", `{"model":"m","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"the id is 42"}]}`, keyHeaders...)
+	if status != 200 || !strings.Contains(out, "you said 42") {
+		t.Fatalf("status %d, stream:\n%s", status, out)
+	}
+}
