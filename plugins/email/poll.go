@@ -175,7 +175,11 @@ func (p *Poller) dial(ctx context.Context, a Account) (*session, error) {
 		err := s.call(func() (err error) { c, err = imapclient.NewStartTLS(conn, opts); return err })
 		if err != nil {
 			conn.Close()
-			return nil, fmt.Errorf("STARTTLS with %s failed (%v); check the server offers STARTTLS on that port and its certificate is valid", addr, err)
+			if _, refused := errors.AsType[*imap.Error](err); refused {
+				// The server answered STARTTLS with NO or BAD: nothing but that command was said.
+				return nil, fmt.Errorf("the IMAP server %s does not offer STARTTLS (%s), which the account's mode (starttls) requires before its password goes over the connection; use tls with the server's TLS port (993)", addr, describe(err))
+			}
+			return nil, fmt.Errorf("STARTTLS with %s failed (%v); check the server offers STARTTLS on that port and its certificate is valid for %s", addr, describe(err), a.IMAPHost)
 		}
 		s.c = c
 	default:
