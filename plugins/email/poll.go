@@ -47,6 +47,9 @@ type Poller struct {
 	TLSConfig *tls.Config
 	// Now is the clock of last_sync and last_error. Default: time.Now.
 	Now func() time.Time
+
+	onIdle  func() // called as each IDLE begins (tests)
+	onRound func() // called as each round of PollWaiting ends (tests)
 }
 
 // PollResult is what one poll did.
@@ -161,7 +164,7 @@ func (p *Poller) dial(ctx context.Context, a Account) (*session, error) {
 		cfg = p.TLSConfig.Clone()
 	}
 	cfg.ServerName = a.IMAPHost
-	opts := &imapclient.Options{TLSConfig: cfg}
+	opts := &imapclient.Options{TLSConfig: cfg, UnilateralDataHandler: unilateralFrom(ctx)}
 	switch a.IMAPTLS {
 	case TLS:
 		tc := tls.Client(conn, cfg)

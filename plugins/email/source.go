@@ -66,7 +66,8 @@ func Bind(p *Poller) { boundPoller.Store(p) }
 // Source is the email source: each poll reads every account's INBOX (a failing account is
 // recorded as its own last error and does not stop the others), then starts a triage run
 // for each message owed one, for the agent holding the mail role, with the message as
-// untrusted evidence.
+// untrusted evidence; then it waits in IDLE for the rest of its period ([IdleWindow]) where
+// the server offers it, so new mail is read as it arrives.
 // period is its period ([Period]).
 func Source(period time.Duration) plugins.Source {
 	if period < MinPeriod {
@@ -81,7 +82,7 @@ func Source(period time.Duration) plugins.Source {
 			if p == nil {
 				return errors.New("email: the source has no database or vault in this process")
 			}
-			return p.PollAll(ctx, enqueue)
+			return p.PollWaiting(ctx, enqueue, IdleWindow(period))
 		},
 	}
 }
