@@ -226,7 +226,11 @@ func (p *Poller) poll(ctx context.Context, a Account) (PollResult, error) {
 	stop := context.AfterFunc(ctx, func() { _ = s.conn.Close() })
 	defer stop()
 	var sel *imap.SelectData
-	if err := s.call(func() (err error) { sel, err = s.c.Select(inbox, nil).Wait(); return err }); err != nil {
+	condStore := s.c.Caps().Has(imap.CapCondStore)
+	if err := s.call(func() (err error) {
+		sel, err = s.c.Select(inbox, &imap.SelectOptions{CondStore: condStore}).Wait()
+		return err
+	}); err != nil {
 		return res, fmt.Errorf("selecting INBOX on %s failed (%s)", s.addr, describe(err))
 	}
 	if sel.UIDValidity == 0 || sel.UIDNext == 0 {
@@ -259,6 +263,9 @@ func (p *Poller) poll(ctx context.Context, a Account) (PollResult, error) {
 			break // the last chunk (and no wrap of from near 2^32)
 		}
 	}
+	if err := p.syncFlags(ctx, s, mb, condStore, sel.HighestModSeq); err != nil {
+		return res, err
+	}
 	res.Mailbox = mb
 	return res, nil
 }
@@ -271,7 +278,7 @@ func (p *Poller) fetch(s *session, from, to uint32) ([]fetched, error) {
 	var bufs []*imapclient.FetchMessageBuffer
 	if err := s.call(func() (err error) {
 		bufs, err = s.c.Fetch(set, &imap.FetchOptions{
-			UID: true, Envelope: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{bodySection},
+			UID: true, Envelope: true, RFC822Size: true, Flags: true, BodySection: []*imap.FetchItemBodySection{bodySection},
 		}).Collect()
 		return err
 	}); err != nil {
@@ -282,7 +289,7 @@ func (p *Poller) fetch(s *session, from, to uint32) ([]fetched, error) {
 		if uint32(b.UID) < from || uint32(b.UID) > to {
 			continue
 		}
-		m := fetched{Message: Message{UID: uint32(b.UID), Size: b.RFC822Size}}
+		m := fetched{Message: Message{UID: uint32(b.UID), Size: b.RFC822Size, Flags: flagNames(b.Flags)}}
 		if e := b.Envelope; e != nil {
 			m.MessageID, m.Subject, m.Date = e.MessageID, e.Subject, e.Date
 			m.From, m.To = addrs(e.From), addrs(e.To)

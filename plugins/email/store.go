@@ -147,6 +147,7 @@ type Message struct {
 	Subject     string    // the Subject
 	Date        time.Time // the Date header; zero when absent
 	Size        int64     // RFC822.SIZE
+	Flags       []string  // the flags the server reports (\Seen, \Flagged, …), as of the last poll
 }
 
 // fetched is a message read from the server, with its body.
@@ -172,12 +173,16 @@ func (s Store) record(ctx context.Context, mb Mailbox, msgs []fetched, through u
 			date = &m.Date
 		}
 		var id int64
+		flags := m.Flags
+		if flags == nil {
+			flags = []string{}
+		}
 		err := tx.QueryRow(ctx, `INSERT INTO email.messages (account_id, mailbox_id, uidvalidity, uid,
-				message_id, from_addr, to_addrs, subject, sent_at, size)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				message_id, from_addr, to_addrs, subject, sent_at, size, flags)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (account_id, mailbox_id, uidvalidity, uid) DO NOTHING RETURNING id`,
 			mb.AccountID, mb.ID, int64(mb.UIDValidity), int64(m.UID), bound(m.MessageID, 1000),
-			bound(m.From, 2000), bound(m.To, 4000), bound(m.Subject, 2000), date, m.Size).Scan(&id)
+			bound(m.From, 2000), bound(m.To, 4000), bound(m.Subject, 2000), date, m.Size, flags).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // recorded before
 		}
@@ -206,7 +211,7 @@ func (s Store) record(ctx context.Context, mb Mailbox, msgs []fetched, through u
 // Messages returns the account's messages, newest UID first, at most limit.
 func (s Store) Messages(ctx context.Context, accountID int64, limit int) ([]Message, error) {
 	rows, err := s.Pool.Query(ctx, `SELECT id, account_id, mailbox_id, uidvalidity, uid, message_id,
-			from_addr, to_addrs, subject, coalesce(sent_at, 'epoch'), size
+			from_addr, to_addrs, subject, coalesce(sent_at, 'epoch'), size, flags
 		FROM email.messages WHERE account_id = $1 ORDER BY mailbox_id DESC, uid DESC LIMIT $2`, accountID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("email: read messages: %w", err)
@@ -217,7 +222,7 @@ func (s Store) Messages(ctx context.Context, accountID int64, limit int) ([]Mess
 		var m Message
 		var v, uid int64
 		if err := rows.Scan(&m.ID, &m.AccountID, &m.MailboxID, &v, &uid, &m.MessageID, &m.From, &m.To,
-			&m.Subject, &m.Date, &m.Size); err != nil {
+			&m.Subject, &m.Date, &m.Size, &m.Flags); err != nil {
 			return nil, fmt.Errorf("email: read messages: %w", err)
 		}
 		m.UIDValidity, m.UID = uint32(v), uint32(uid)
