@@ -60,7 +60,7 @@ func ServeManifests(pool *pgxpool.Pool, home string, processes developer.Process
 		artifactsplugin.Manifest(files),
 		web.Manifest(web.Deps{Pool: pool, Search: web.SearchFromEnv(os.Getenv)}),
 		memory.Manifest(memory.Deps{Pool: pool}),
-		email.Manifest(), // its schema only, so far (issue 20)
+		email.Manifest(), // bound to the database, artifact store and vault in buddi serve (email.BindTools, email.Bind)
 		run.Manifest(pool),
 		canvas.Manifest(pool),
 		delegate.Manifest(), // bound to the runtime in buddi serve (delegate.Bind)
