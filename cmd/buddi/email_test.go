@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,8 +16,10 @@ import (
 )
 
 // buddi db migrate makes the email schema; buddi email add keeps the app password in the vault and the entry's name in the database,
-// refuses xoauth2 in one sentence; list shows the account; test logs in to a real Dovecot,
-// and says in one sentence what failed with a wrong password.
+// refuses xoauth2 in one sentence; list shows the account; test logs in to a real Dovecot
+// and checks SMTP: a closed SMTP port is one sentence and exit 1 while IMAP stays ok, a real
+// Postfix is ok (when it can run here), and a wrong password is one sentence naming the
+// vault entry.
 func TestEmailAddListTest(t *testing.T) {
 	t.Parallel()
 	srv := mailtest.Start(t)
@@ -31,9 +35,16 @@ func TestEmailAddListTest(t *testing.T) {
 	if code, out, errOut := runBuddi(t, vars, 2*time.Minute, "db", "migrate"); code != 0 {
 		t.Fatalf("db migrate: exit %d\n%s%s", code, out, errOut)
 	}
+	// The account's SMTP port is closed until a Postfix stands there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := l.Addr().(*net.TCPAddr).Port
+	l.Close()
 	args := []string{"email", "add", "home", "--address", "alice@example.org", "--username", mailtest.User,
 		"--imap-host", srv.Host, "--imap-port", strconv.Itoa(srv.Port), "--imap-tls", "plain-loopback-only",
-		"--smtp-host", "127.0.0.1", "--smtp-port", "25", "--smtp-tls", "plain-loopback-only"}
+		"--smtp-host", "127.0.0.1", "--smtp-port", strconv.Itoa(closedPort), "--smtp-tls", "plain-loopback-only"}
 
 	if code, _, errOut := runWithInput(t, vars, "x\n", append(args, "--auth", "xoauth2")...); code != 2 || !strings.Contains(errOut, "xoauth2 is not supported") {
 		t.Fatalf("add with xoauth2: exit %d\n%s", code, errOut)
@@ -58,19 +69,64 @@ func TestEmailAddListTest(t *testing.T) {
 		t.Fatalf("list --json: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// IMAP logs in; SMTP at a closed port is the one sentence of what failed, and exit 1.
+	imapOK := fmt.Sprintf("IMAP ok (%s@%s)", mailtest.User, srv.Addr())
+	smtpUnreachable := "could not reach the SMTP server 127.0.0.1:" + strconv.Itoa(closedPort)
 	code, out, errOut = runBuddi(t, vars, time.Minute, "email", "test", "home", "--json")
 	var tested map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &tested) != nil || tested["ok"] != true || tested["imap"] != "ok" {
-		t.Fatalf("test --json: exit %d\n%s%s\n%s", code, out, errOut, srv.Logs())
+	if code != 1 || json.Unmarshal([]byte(out), &tested) != nil || tested["ok"] != false || tested["imap"] != "ok" ||
+		!strings.Contains(fmt.Sprint(tested["smtp"]), smtpUnreachable) || strings.Contains(fmt.Sprint(tested["smtp"]), "\n") {
+		t.Fatalf("test --json with SMTP at a closed port: exit %d\n%s%s\n%s", code, out, errOut, srv.Logs())
+	}
+	code, out, errOut = runBuddi(t, vars, time.Minute, "email", "test", "home")
+	if code != 1 || strings.TrimSpace(out) != imapOK || !strings.Contains(errOut, smtpUnreachable) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("test with SMTP at a closed port: exit %d\n%s%s", code, out, errOut)
 	}
 
-	// A wrong password in the vault: one sentence naming the entry, exit 1.
-	if code, _, errOut := runWithInput(t, vars, "wrong\n", "vault", "set", "EMAIL_HOME"); code != 0 {
+	// With the account's SMTP at a real Postfix (loopback, no AUTH offered: fine on loopback),
+	// both are ok and nothing is sent. Postfix needs root; without it only this part skips.
+	t.Run("postfix", func(t *testing.T) {
+		smtp := srv.StartSMTP(t)
+		if _, err := pool.Exec(ctx, `UPDATE email.accounts SET smtp_port = $1 WHERE name = 'home'`, smtp.Port); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := pool.Exec(ctx, `UPDATE email.accounts SET smtp_port = $1 WHERE name = 'home'`, closedPort); err != nil {
+				t.Error(err)
+			}
+		})
+		code, out, errOut := runBuddi(t, vars, time.Minute, "email", "test", "home", "--json")
+		var tested map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &tested) != nil || tested["ok"] != true || tested["imap"] != "ok" || tested["smtp"] != "ok" {
+			t.Fatalf("test --json against Postfix: exit %d\n%s%s\n%s", code, out, errOut, smtp.Logs())
+		}
+		code, out, errOut = runBuddi(t, vars, time.Minute, "email", "test", "home")
+		if want := imapOK + "\nSMTP ok (" + mailtest.User + "@" + smtp.Addr() + ")"; code != 0 || strings.TrimSpace(out) != want || errOut != "" {
+			t.Fatalf("test against Postfix: exit %d\n%s%s\nwant:\n%s", code, out, errOut, want)
+		}
+		// Postfix logs each session's commands when it ends, a moment later: both tests said
+		// EHLO and QUIT and nothing else.
+		const session = "ehlo=1 quit=1 commands=2"
+		logs := smtp.Logs()
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(logs, session) < 2 && time.Now().Before(deadline); logs = smtp.Logs() {
+			time.Sleep(20 * time.Millisecond) // polling Postfix's log; it gives no signal
+		}
+		if strings.Count(logs, session) != 2 || strings.Contains(logs, " mail=") || strings.Contains(logs, "from=<") {
+			t.Fatalf("Postfix's log does not show two sessions of EHLO and QUIT only:\n%s", logs)
+		}
+	})
+
+	// A wrong password in the vault: one sentence naming the entry (SMTP, at the closed port
+	// again, says its own), exit 1, the password in neither.
+	const wrong = "not-this-app-password"
+	if code, _, errOut := runWithInput(t, vars, wrong+"\n", "vault", "set", "EMAIL_HOME"); code != 0 {
 		t.Fatalf("vault set: exit %d\n%s", code, errOut)
 	}
-	code, _, errOut = runBuddi(t, vars, time.Minute, "email", "test", "home")
-	if code != 1 || !strings.Contains(errOut, "refused") || !strings.Contains(errOut, "EMAIL_HOME") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
-		t.Fatalf("test with a wrong password: exit %d\n%s", code, errOut)
+	code, out, errOut = runBuddi(t, vars, time.Minute, "email", "test", "home")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != 1 || out != "" || len(lines) != 2 || !strings.Contains(lines[0], "refused") || !strings.Contains(lines[0], "EMAIL_HOME") ||
+		!strings.Contains(lines[1], smtpUnreachable) || strings.Contains(errOut, wrong) {
+		t.Fatalf("test with a wrong password: exit %d\n%s%s", code, out, errOut)
 	}
 
 	// buddi doctor names each account: one never read yet waits for buddi serve; one whose
