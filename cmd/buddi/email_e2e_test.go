@@ -156,7 +156,8 @@ func triageScript(t *testing.T, n int, body string) []pt.Reply {
 // waits for the owner, the card naming its recipient and its whole body; approved, it is sent
 // and found in the recipient's mailbox exactly once, threaded. Then buddi is killed between
 // a second reply's DATA and the server's answer: after the restart the attempt is unknown,
-// the run is told so, and no second copy is ever sent.
+// the run is told so, and no second copy is ever sent. Last, the server resets the INBOX's
+// UIDVALIDITY: a new mailbox, the old one kept, and the next mail triaged.
 func TestEmailEndToEnd(t *testing.T) {
 	imapSrv := mailtest.Start(t)
 	smtpSrv := imapSrv.StartSMTP(t)
@@ -225,10 +226,11 @@ func TestEmailEndToEnd(t *testing.T) {
 	if code, out, errOut := runBuddi(t, vars, time.Minute, "approvals", "approve", pending.ID); code != 0 {
 		t.Fatalf("approve: %d %s%s", code, out, errOut)
 	}
-	sent := smtpSrv.WaitMail(t, mailtest.BobAddress, 1)
+	smtpSrv.WaitMail(t, mailtest.BobAddress, 1)
 	waitFor(t, "the run's end after the send", 2*time.Minute, func() bool { return len(model.Served()) >= 3 })
 	smtpSrv.Drain(t)
-	if sent = smtpSrv.WaitMail(t, mailtest.BobAddress, 0); len(sent) != 1 {
+	sent := smtpSrv.WaitMail(t, mailtest.BobAddress, 0)
+	if len(sent) != 1 {
 		t.Fatalf("bob has %d copies of the reply, want exactly 1", len(sent))
 	}
 	for _, want := range []string{"In-Reply-To: <lunch-1@buddi.test>", "Subject: Re: Lunch on Friday?", "From: <" + mailtest.Address + ">", "Friday at noon works for me."} {
@@ -277,6 +279,26 @@ func TestEmailEndToEnd(t *testing.T) {
 	got := smtpSrv.WaitMail(t, mailtest.BobAddress, 0)
 	if len(got) != 2 {
 		t.Fatalf("bob has %d messages after the restart, want 2 (the first reply, and the second sent once)", len(got))
+	}
+
+	// The server resets the INBOX (a new UIDVALIDITY): a new mailbox, starting at now, the
+	// old one kept with its messages; mail after it is triaged as before.
+	imapSrv.ResetINBOX(t)
+	waitFor(t, "the new mailbox", time.Minute, func() bool {
+		var n int
+		return conn.QueryRow(ctx, `SELECT count(*) FROM email.mailboxes`).Scan(&n) == nil && n == 2
+	})
+	model.Script(pt.Text("Nothing needs you: a note from Bob."))
+	served = len(model.Served())
+	sendMail(t, smtpSrv, mailtest.BobAddress, "<note-3@buddi.test>", "After the move", "Hi Alice,\n\njust a note.\n\nBob")
+	waitFor(t, "the triage after the reset", 2*time.Minute, func() bool { return len(model.Served()) > served })
+	if last := model.Served()[len(model.Served())-1].Body; !bytes.Contains(last, []byte("Subject: After the move")) {
+		t.Fatalf("the triage after the reset is not about the new message:\n%s", last)
+	}
+	var kept int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM email.messages m JOIN email.mailboxes b ON b.id = m.mailbox_id
+		WHERE b.id = (SELECT min(id) FROM email.mailboxes)`).Scan(&kept); err != nil || kept != 2 {
+		t.Fatalf("the old mailbox keeps %d messages (%v), want its 2", kept, err)
 	}
 }
 
