@@ -194,6 +194,9 @@ func (p *Poller) dial(ctx context.Context, a Account) (*session, error) {
 	}
 	if err := s.call(func() error { return s.c.Login(a.Username, password).Wait() }); err != nil {
 		s.c.Close()
+		if _, refused := errors.AsType[*imap.Error](err); !refused {
+			return nil, fmt.Errorf("logging in to %s as %s got no answer (%s); check the server is reachable and answers on that port", addr, a.Username, describe(err))
+		}
 		return nil, fmt.Errorf("logging in to %s as %s was refused (%s); check the username and the app password in the vault entry %s", addr, a.Username, describe(err), a.PasswordSecret)
 	}
 	return s, nil
@@ -204,14 +207,14 @@ func (p *Poller) dial(ctx context.Context, a Account) (*session, error) {
 func (p *Poller) Test(ctx context.Context, a Account) error {
 	s, err := p.dial(ctx, a)
 	if err != nil {
-		return fmt.Errorf("email: testing %s failed: %s", a.Name, err.Error())
+		return fmt.Errorf("email: testing the IMAP server of %s failed: %s", a.Name, err.Error())
 	}
 	defer s.close()
 	if err := s.call(func() error {
 		_, err := s.c.Select(inbox, &imap.SelectOptions{ReadOnly: true}).Wait()
 		return err
 	}); err != nil {
-		return fmt.Errorf("email: testing %s failed: examining INBOX on %s failed (%s)", a.Name, s.addr, describe(err))
+		return fmt.Errorf("email: testing the IMAP server of %s failed: examining INBOX on %s failed (%s)", a.Name, s.addr, describe(err))
 	}
 	return nil
 }

@@ -439,6 +439,9 @@ func (s *Sender) login(c *smtp.Client, a Account, secrets Secrets, conn net.Conn
 		return fmt.Errorf("the app password is not readable from the vault entry %s (%v); set it with buddi vault set %s", a.PasswordSecret, err, a.PasswordSecret)
 	}
 	if err := c.Auth(sasl.NewPlainClient("", a.Username, password)); err != nil {
+		if _, refused := errors.AsType[*smtp.SMTPError](err); !refused {
+			return fmt.Errorf("logging in to %s as %s got no answer (%s); check the server is reachable and answers on that port", addr, a.Username, smtpText(err))
+		}
 		return fmt.Errorf("logging in to %s as %s was refused (%s); check the username and the app password in the vault entry %s", addr, a.Username, smtpText(err), a.PasswordSecret)
 	}
 	return nil
