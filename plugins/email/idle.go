@@ -67,7 +67,8 @@ func (p *Poller) PollWaiting(ctx context.Context, enqueue plugins.EnqueueRun, wi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = p.watch(wctx, a, arrived) // a watch that ends leaves its account to polling
+			defer func() { _ = recover() }() // a watch that crashes, like one that ends, leaves its account to polling
+			_ = p.watch(wctx, a, arrived)    // a watch that ends leaves its account to polling
 		}()
 	}
 	watching := make(chan struct{})

@@ -97,7 +97,7 @@ func (p *Poller) PollAll(ctx context.Context, enqueue plugins.EnqueueRun) error 
 	}
 	var failed []string
 	for _, a := range accounts {
-		if _, err := p.Poll(ctx, a); err != nil {
+		if _, err := p.pollContained(ctx, a); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -111,6 +111,19 @@ func (p *Poller) PollAll(ctx context.Context, enqueue plugins.EnqueueRun) error 
 		return errors.New(strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// pollContained is Poll with a panic in its code (the IMAP client reading what a server
+// sent) turned into that account's failure, kept as its last error, so one account's
+// server cannot stop the others being read.
+func (p *Poller) pollContained(ctx context.Context, a Account) (res PollResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("email: polling %s failed: reading its server crashed (%v); the next poll tries again", a.Name, r)
+			_ = p.Store.setResult(context.WithoutCancel(ctx), a.ID, p.now(), err)
+		}
+	}()
+	return p.Poll(ctx, a)
 }
 
 // owed is a message whose triage run is not started yet.

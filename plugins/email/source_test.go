@@ -207,3 +207,40 @@ func TestPeriodFromTheEnvironment(t *testing.T) {
 		t.Errorf("Source(0) = %s every %v", s.ID, s.Period)
 	}
 }
+
+// panicky is a vault whose entry PANIC crashes the code reading it: a stand-in for any
+// panic inside one account's poll.
+type panicky struct{ Secrets }
+
+func (v panicky) Get(name string) (string, error) {
+	if name == "PANIC" {
+		panic("a reader crashed")
+	}
+	return v.Secrets.Get(name)
+}
+
+// A poll of one account that panics is that account's failure, kept as its last error; the
+// other accounts are read and their mail triaged.
+func TestAnAccountWhosePollPanicsDoesNotStopTheOthers(t *testing.T) {
+	f := newFixture(t)
+	bad := f.acct
+	bad.Name, bad.PasswordSecret = "crashing", "PANIC"
+	if _, err := f.store.AddAccount(context.Background(), bad); err != nil {
+		t.Fatal(err)
+	}
+	f.poller.Secrets = panicky{f.poller.Secrets}
+	f.poll(t)
+	f.srv.Deliver(t, msg(1, "read despite the crash"))
+	var e enqueued
+	err := f.poller.PollAll(context.Background(), e.enqueue)
+	if err == nil || !strings.Contains(err.Error(), "polling crashing failed: reading its server crashed") {
+		t.Fatalf("PollAll = %v, want the crashing account's sentence", err)
+	}
+	if len(e.runs) != 1 || !strings.Contains(e.runs[0].prompt, "read despite the crash") {
+		t.Fatalf("the other account's message started %d runs, want 1", len(e.runs))
+	}
+	a, err := f.store.Account(context.Background(), "crashing")
+	if err != nil || !strings.Contains(a.LastError, "crashed") {
+		t.Fatalf("the crashing account's last error is %q (%v)", a.LastError, err)
+	}
+}
