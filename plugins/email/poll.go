@@ -84,7 +84,7 @@ func (p *Poller) Poll(ctx context.Context, a Account) (PollResult, error) {
 	case err != nil && ctx.Err() != nil:
 		err = fmt.Errorf("email: polling %s failed: it was stopped before it finished (%v); the next poll starts again from the cursor", a.Name, context.Cause(ctx))
 	case err != nil:
-		err = fmt.Errorf("email: polling %s failed: %s", a.Name, err.Error())
+		err = fmt.Errorf("email: polling %s failed: %s", a.Name, p.withoutPassword(a, err.Error()))
 	}
 	if ctx.Err() != nil && err != nil {
 		return res, err // a stop is not the account's fault: its last error stays what it was
@@ -93,6 +93,19 @@ func (p *Poller) Poll(ctx context.Context, a Account) (PollResult, error) {
 		err = serr
 	}
 	return res, err
+}
+
+// withoutPassword is sentence with the account's app password, should a server have
+// repeated it, replaced by the name of its vault entry: the sentence is kept and shown.
+func (p *Poller) withoutPassword(a Account, sentence string) string {
+	if p.Secrets == nil {
+		return sentence
+	}
+	password, err := p.Secrets.Get(a.PasswordSecret)
+	if err != nil || len(password) < 4 {
+		return sentence
+	}
+	return strings.ReplaceAll(sentence, password, "‹secret:"+a.PasswordSecret+"›")
 }
 
 // session is a logged-in connection whose every call is under the deadline.

@@ -1,9 +1,11 @@
 package email
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -242,5 +244,43 @@ func TestAnAccountWhosePollPanicsDoesNotStopTheOthers(t *testing.T) {
 	a, err := f.store.Account(context.Background(), "crashing")
 	if err != nil || !strings.Contains(a.LastError, "crashed") {
 		t.Fatalf("the crashing account's last error is %q (%v)", a.LastError, err)
+	}
+}
+
+// A server that repeats the app password in its refusal does not get it kept: the account's
+// last error names the vault entry instead.
+func TestLastErrorNeverKeepsThePassword(t *testing.T) {
+	f := newFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] ready\r\n")
+		r := bufio.NewReader(c)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			tag, _, _ := strings.Cut(line, " ")
+			fmt.Fprintf(c, "%s NO [AUTHENTICATIONFAILED] the password %s is wrong\r\n", tag, mailtest.Password)
+		}
+	}()
+	a := f.acct
+	a.IMAPPort = ln.Addr().(*net.TCPAddr).Port
+	_, err = f.poller.Poll(context.Background(), a)
+	if err == nil || strings.Contains(err.Error(), mailtest.Password) || !strings.Contains(err.Error(), "‹secret:EMAIL_TEST›") {
+		t.Fatalf("the poll's sentence: %v", err)
+	}
+	kept, err := f.store.Account(context.Background(), a.Name)
+	if err != nil || strings.Contains(kept.LastError, mailtest.Password) || !strings.Contains(kept.LastError, "‹secret:EMAIL_TEST›") {
+		t.Fatalf("the kept last error: %q (%v)", kept.LastError, err)
 	}
 }
