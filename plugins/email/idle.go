@@ -42,7 +42,8 @@ func unilateralFrom(ctx context.Context) *imapclient.UnilateralDataHandler {
 // then waits up to window for new mail with IDLE on each account whose server offers it:
 // mail that arrives is read and triaged at once, not at the next poll. With no account that
 // offers IDLE (or a window of zero) it returns after the first round, and polling alone
-// finds new mail. A round that fails ends the wait with its error.
+// finds new mail. It returns the outcome of its latest round: a round that fails (an account,
+// or a triage that could not start) is this poll's failure, kept as the source's.
 func (p *Poller) PollWaiting(ctx context.Context, enqueue plugins.EnqueueRun, window time.Duration) error {
 	until := time.Now().Add(window)
 	round := func(ctx context.Context) error {
@@ -52,12 +53,13 @@ func (p *Poller) PollWaiting(ctx context.Context, enqueue plugins.EnqueueRun, wi
 		}
 		return err
 	}
-	if err := round(ctx); err != nil || window <= 0 {
-		return err
+	last := round(ctx)
+	if window <= 0 || ctx.Err() != nil {
+		return last
 	}
 	accounts, err := p.Store.Accounts(ctx)
 	if err != nil || len(accounts) == 0 {
-		return err
+		return errors.Join(last, err)
 	}
 	wctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
@@ -68,7 +70,7 @@ func (p *Poller) PollWaiting(ctx context.Context, enqueue plugins.EnqueueRun, wi
 		go func() {
 			defer wg.Done()
 			defer func() { _ = recover() }() // a watch that crashes, like one that ends, leaves its account to polling
-			_ = p.watch(wctx, a, arrived)    // a watch that ends leaves its account to polling
+			_ = p.watch(wctx, a, arrived)
 		}()
 	}
 	watching := make(chan struct{})
@@ -77,26 +79,23 @@ func (p *Poller) PollWaiting(ctx context.Context, enqueue plugins.EnqueueRun, wi
 		select {
 		case <-wctx.Done():
 			<-watching
-			return nil
+			return last
 		case <-watching:
-			return nil
+			return last
 		case <-arrived:
-			if err := round(wctx); err != nil {
-				cancel()
-				<-watching
-				if wctx.Err() != nil && ctx.Err() == nil {
-					return nil // the window ended during the round: the next poll reads on
-				}
-				return err
+			err := round(wctx)
+			if err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+				continue // the window ended during the round: the next poll reads on from the cursor
 			}
+			last = err
 		}
 	}
 }
 
 // watch logs in to a's server, examines the INBOX and waits in IDLE until ctx ends, telling
-// arrived (without blocking) when the mailbox grows, and once as the IDLE begins, so mail
-// that came between the last read and the IDLE is read too. It returns errNoIdle at once
-// for a server that does not offer IDLE.
+// arrived (without blocking) when the mailbox grows, and as the IDLE begins when the INBOX
+// already holds mail past the cursor (it came between the last read and the IDLE). It
+// returns errNoIdle at once for a server that does not offer IDLE.
 func (p *Poller) watch(ctx context.Context, a Account, arrived chan<- struct{}) error {
 	tell := func() {
 		select {
@@ -114,11 +113,12 @@ func (p *Poller) watch(ctx context.Context, a Account, arrived chan<- struct{}) 
 		return err
 	}
 	defer s.close()
-	if !s.c.Caps().Has(imap.CapIdle) && !s.c.Caps().Has(imap.CapIMAP4rev2) {
+	if caps := s.caps(); !caps.Has(imap.CapIdle) && !caps.Has(imap.CapIMAP4rev2) {
 		return errNoIdle
 	}
-	if err := s.call(func() error {
-		_, err := s.c.Select(inbox, &imap.SelectOptions{ReadOnly: true}).Wait()
+	var sel *imap.SelectData
+	if err := s.call(func() (err error) {
+		sel, err = s.c.Select(inbox, &imap.SelectOptions{ReadOnly: true}).Wait()
 		return err
 	}); err != nil {
 		return err
@@ -127,7 +127,9 @@ func (p *Poller) watch(ctx context.Context, a Account, arrived chan<- struct{}) 
 	if err := s.call(func() (err error) { idle, err = s.c.Idle(); return err }); err != nil {
 		return err
 	}
-	tell()
+	if behind, err := p.Store.behind(ctx, a.ID, sel); err != nil || behind {
+		tell() // mail came since the last read (or the cursor could not be read): read again
+	}
 	if p.onIdle != nil {
 		p.onIdle()
 	}

@@ -2,6 +2,7 @@ package email
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -25,28 +26,18 @@ func TestIdleReadsMailAsItArrives(t *testing.T) {
 	idling := make(chan struct{})
 	var idleOnce sync.Once
 	f.poller.onIdle = func() { idleOnce.Do(func() { close(idling) }) }
-	// Two rounds: the first, and the one the IDLE's start asks for (mail that came between
-	// them); after both, only the server's word can bring a message in.
-	rounds := make(chan struct{}, 8)
-	f.poller.onRound = func() { rounds <- struct{}{} }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	begun := time.Now()
 	go func() { done <- f.poller.PollWaiting(ctx, enqueue, time.Minute) }()
 
-	// The message arrives once the poll waits in IDLE and its two rounds are over.
+	// The message arrives once the poll waits in IDLE: only the server's word can bring it in
+	// before the window ends.
 	select {
 	case <-idling:
 	case err := <-done:
 		t.Fatalf("the poll ended (%v) without waiting in IDLE", err)
-	}
-	for i := 0; i < 2; i++ {
-		select {
-		case <-rounds:
-		case err := <-done:
-			t.Fatalf("the poll ended (%v) before its second round", err)
-		}
 	}
 	f.srv.Deliver(t, msg(7, "pushed"))
 	select {
@@ -88,5 +79,31 @@ func TestIdleWindow(t *testing.T) {
 		if got := IdleWindow(period); got != want {
 			t.Errorf("IdleWindow(%v) = %v, want %v", period, got, want)
 		}
+	}
+}
+
+// A round during the wait that fails (here: the triage cannot start, no agent holds the
+// mail role) is the poll's failure, told when the window ends; so is nothing else.
+func TestAFailedRoundInTheWaitIsThePollsFailure(t *testing.T) {
+	f := newFixture(t)
+	f.poll(t)
+	idling := make(chan struct{})
+	var idleOnce sync.Once
+	f.poller.onIdle = func() { idleOnce.Do(func() { close(idling) }) }
+	rounds := make(chan struct{}, 8)
+	f.poller.onRound = func() { rounds <- struct{}{} }
+	refuse := func(context.Context, string, string, string) error { return errors.New("no agent holds the role mail") }
+	done := make(chan error, 1)
+	go func() { done <- f.poller.PollWaiting(context.Background(), refuse, 8*time.Second) }()
+	<-rounds // the first round, with nothing owed: it succeeds
+	select {
+	case <-idling:
+	case err := <-done:
+		t.Fatalf("the poll ended (%v) without waiting in IDLE", err)
+	}
+	f.srv.Deliver(t, msg(8, "owed"))
+	<-rounds // the round the arrival asked for: its triage cannot start
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "give an agent the mail role") {
+		t.Fatalf("the poll whose last round failed returned %v", err)
 	}
 }

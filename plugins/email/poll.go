@@ -136,6 +136,14 @@ func (s *session) call(f func() error) error {
 	return err
 }
 
+// caps is the server's capabilities, asked for under the deadline when the greeting and the
+// login did not say them (nil when it did not answer).
+func (s *session) caps() imap.CapSet {
+	var caps imap.CapSet
+	_ = s.call(func() error { caps = s.c.Caps(); return nil })
+	return caps
+}
+
 func (s *session) close() {
 	if s.c == nil {
 		_ = s.conn.Close()
@@ -242,9 +250,10 @@ func (p *Poller) poll(ctx context.Context, a Account) (PollResult, error) {
 	stop := context.AfterFunc(ctx, func() { _ = s.conn.Close() })
 	defer stop()
 	var sel *imap.SelectData
-	condStore := s.c.Caps().Has(imap.CapCondStore)
+	condStore := s.caps().Has(imap.CapCondStore)
 	if err := s.call(func() (err error) {
-		sel, err = s.c.Select(inbox, &imap.SelectOptions{CondStore: condStore}).Wait()
+		// EXAMINE, not SELECT: reading changes nothing, not even \Recent.
+		sel, err = s.c.Select(inbox, &imap.SelectOptions{ReadOnly: true, CondStore: condStore}).Wait()
 		return err
 	}); err != nil {
 		return res, fmt.Errorf("selecting INBOX on %s failed (%s)", s.addr, describe(err))

@@ -316,7 +316,9 @@ func (s *Sender) Send(ctx context.Context, a Account, secrets Secrets, o Outgoin
 		resp, werr = w.CloseWithResponse()
 	}
 	if werr != nil {
-		if se, ok := errors.AsType[*smtp.SMTPError](werr); ok {
+		// Only a 4xx or 5xx answer refuses the message; any other (a 2xx other than 250, a
+		// 3xx) leaves its fate unknown, like no answer at all.
+		if se, ok := errors.AsType[*smtp.SMTPError](werr); ok && se.Code >= 400 {
 			return Receipt{}, fmt.Errorf("email: the server %s refused the message (%s), so it was not sent", addr, smtpText(se))
 		}
 		why := smtpText(werr)

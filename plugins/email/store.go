@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -132,6 +133,21 @@ func (s Store) mailbox(ctx context.Context, accountID int64, name string, uidVal
 	}
 	m.LastUID = uint32(last)
 	return m, tag.RowsAffected() == 1, nil
+}
+
+// behind reports whether the INBOX sel describes holds mail past the cursor of its mailbox
+// row: a UIDNEXT beyond the next UID to read, or a UIDVALIDITY with no row yet.
+func (s Store) behind(ctx context.Context, accountID int64, sel *imap.SelectData) (bool, error) {
+	var last int64
+	err := s.Pool.QueryRow(ctx, `SELECT last_uid FROM email.mailboxes WHERE account_id = $1 AND name = $2 AND uidvalidity = $3`,
+		accountID, inbox, int64(sel.UIDValidity)).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("email: read the cursor of %s: %w", inbox, err)
+	}
+	return int64(sel.UIDNext) > last+1, nil
 }
 
 // Message is one row of email.messages: the envelope of one message, no body.

@@ -286,8 +286,11 @@ func usable(list []*mail.Address, err error) []*mail.Address {
 
 // strangerLine is a header a stranger wrote as one line of plain text: MIME words decoded,
 // spaces collapsed, and control characters and those that reorder text taken out.
+//
+// The MIME words are decoded first, so that a control or reordering character encoded in one
+// is taken out too.
 func strangerLine(s string) string {
-	return headerLine(strings.Map(func(r rune) rune {
+	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\r' || r == '\n' {
 			return ' '
 		}
@@ -295,7 +298,7 @@ func strangerLine(s string) string {
 			return -1
 		}
 		return r
-	}, s))
+	}, headerLine(s))), " ")
 }
 
 // threadReferences is the References of a reply to o: its own, then its Message-ID, at most
@@ -861,13 +864,13 @@ func (t *draftTool) save(ctx context.Context, deps *Deps, call plugins.Call, a d
 		if err != nil {
 			return artifact.Artifact{}, Draft{}, "", err
 		}
-		if len(o.To)+len(o.Cc)+len(o.Bcc) == 0 {
+		if len(o.To) == 0 { // the send's rule: a reply naming no To goes to the original's Reply-To or From
 			to, note := replyTo(orig)
 			if len(to) == 0 {
 				return artifact.Artifact{}, Draft{}, "", refusef("Message %d has no Reply-To or From address a reply can go to; name the recipients.", orig.ID)
 			}
 			o.To = to // for the check only: the draft keeps To empty, so the send reads the original again
-			toNote = fmt.Sprintf("%s (%s) It goes to %s unless the draft names recipients.", note, UntrustedMail, strings.Join(displayAll(to), ", "))
+			toNote = fmt.Sprintf("%s (%s) It goes to %s unless the draft names a To.", note, UntrustedMail, strings.Join(displayAll(to), ", "))
 		}
 		if o.Subject == "" {
 			o.Subject = strangerLine(orig.Subject)
