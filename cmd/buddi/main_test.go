@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -68,13 +69,35 @@ func env(t testing.TB, extra ...string) (home string, port int, vars []string) {
 	return home, port, append(vars, extra...)
 }
 
+// freeTestPort returns a port on 127.0.0.1 that was free a moment ago, for a test's server.
+//
+// The port is drawn below the kernel's ephemeral range (32768 and up here and on Debian), and
+// it and the next one (a serve's preview listener) were free: a port handed back after a bind
+// to :0 goes back to the ephemeral pool, where another test's connection or listener could
+// take it before the test's own server binds it.
 func freeTestPort(t testing.TB) int {
 	t.Helper()
+	for range 200 {
+		p := 20000 + rand.IntN(12000)
+		if portFree(p) && portFree(p+1) {
+			return p
+		}
+	}
 	p, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// portFree reports whether 127.0.0.1:p can be bound now.
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // runBuddi runs the binary to completion with a hang guard.

@@ -40,8 +40,10 @@ func TestIdleReadsMailAsItArrives(t *testing.T) {
 		t.Fatalf("the poll ended (%v) without waiting in IDLE", err)
 	}
 	f.srv.Deliver(t, msg(7, "pushed"))
+	delivered := time.Now()
 	select {
 	case <-started:
+		t.Logf("from the delivery to its triage asked for, through IDLE: %v", time.Since(delivered).Round(time.Millisecond))
 	case err := <-done:
 		t.Fatalf("the poll ended (%v) before the message that arrived during it was triaged", err)
 	case <-time.After(45 * time.Second):
