@@ -7,8 +7,8 @@
 // password itself is never in the database. Only app passwords are accepted; xoauth2 is
 // refused when the account is added.
 //
-// [Poller.Poll] reads one account's INBOX: it logs in, SELECTs the INBOX and reads its
-// UIDVALIDITY and UIDNEXT. A mailbox seen for the first time (a new name, or a known name
+// [Poller.Poll] reads one account's INBOX: it logs in, EXAMINEs the INBOX (read-only, so not
+// even \Recent changes) and reads its UIDVALIDITY and UIDNEXT. A mailbox seen for the first time (a new name, or a known name
 // with a new UIDVALIDITY: the old row is kept with its messages) starts at UIDNEXT-1, lowered
 // by the account's backfill. Messages after the cursor are fetched with ENVELOPE, RFC822.SIZE
 // and BODY.PEEK[] (never setting \Seen), in chunks, each chunk recorded with the cursor's
@@ -17,10 +17,26 @@
 // deadline ([DefaultTimeout]); a failure is returned as one sentence and kept as the
 // account's last error.
 //
-// Storage, in the plugin's own schema: email.accounts, email.mailboxes (the cursor),
-// email.messages (the envelope: Message-ID, From, To, Subject, Date and size, all text a
-// stranger wrote) and email.bodies, the raw message bounded to [MaxBody] bytes, apart from
-// its row so that listing messages never reads bodies.
+// The flags the owner's mail client sets are kept per message and re-read at every poll:
+// with CONDSTORE, those changed since the mailbox's highest mod-sequence; without, those of
+// the newest messages. buddi sets none.
+//
+// Storage, in the plugin's own schema: email.accounts, email.mailboxes (the cursor and the
+// mod-sequence), email.messages (the envelope: Message-ID, From, To, Subject, Date, size and
+// flags, all text a stranger wrote), email.bodies, the raw message bounded to [MaxBody]
+// bytes, apart from its row so that listing messages never reads bodies, and email.triage,
+// the triage each message is owed, written in the transaction that records the message.
+//
+// # The inbox source
+//
+// [Source] is email.inbox, run by core under root/sources every [Period] (BUDDI_EMAIL_PERIOD)
+// with the poller [Bind] gives it. A poll ([Poller.PollWaiting]) reads every account (one
+// failing, or panicking, is that account's last error and does not stop the others), starts
+// one triage run per message owed one for the holder of the mail role ([TriageRole]), once
+// per message, and then waits in IDLE for the rest of its period ([IdleWindow]) on each
+// account whose server offers it, reading mail as it arrives. The triage prompt
+// ([TriagePrompt]) carries the message's envelope and text inside a fence whose tag has a
+// mark drawn for that prompt, with [UntrustedMail] before and after it.
 //
 // # Drafting and sending
 //
@@ -49,7 +65,8 @@
 //     its header is read as data, never as instructions ([UntrustedMail] is in the tools'
 //     descriptions), and its characters that reorder text are taken out.
 //
-// [Sender.Send] speaks SMTP (go-smtp) in the account's TLS mode: tls from the first byte;
+// [Sender.Check] logs in to the account's SMTP server as a send would and quits, sending
+// nothing (buddi email test). [Sender.Send] speaks SMTP (go-smtp) in the account's TLS mode: tls from the first byte;
 // starttls, refusing a server that does not offer STARTTLS before anything else is said;
 // plain-loopback-only to a loopback peer only. A server offering AUTH gets AUTH PLAIN with
 // the vault's app password; one offering none is accepted only on loopback. MAIL FROM is the
