@@ -193,6 +193,7 @@ func (r *Reader) failFetch(ctx context.Context, f *Fetch, u *url.URL, err error)
 	var (
 		blocked  *netguard.BlockedError
 		tooLarge *transport.TooLargeError
+		timedOut *transport.TimeoutError
 	)
 	switch {
 	case errors.As(err, &blocked):
@@ -205,7 +206,10 @@ func (r *Reader) failFetch(ctx context.Context, f *Fetch, u *url.URL, err error)
 		} else if f.Bytes == 0 {
 			f.Bytes = r.limits.MaxBytes
 		}
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded),
+		errors.As(err, &timedOut) && timedOut.After > 0 && timedOut.After <= r.limits.Timeout:
+		// The read's deadline, or the transport's own wait for the next bytes when it is no
+		// longer: whichever timer fired first, the page was not had within the bound.
 		msg = fmt.Sprintf("%s did not answer in full within %s.", u.Redacted(), r.limits.Timeout)
 	default:
 		var ue *url.Error
