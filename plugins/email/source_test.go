@@ -322,3 +322,20 @@ func TestTriagePromptFenceHolds(t *testing.T) {
 		t.Errorf("a file name's line break reached the prompt:\n%s", p)
 	}
 }
+
+// A message larger than a triage reads is triaged from its beginning, and the prompt says
+// only the beginning was read.
+func TestTriageOfALargeMessage(t *testing.T) {
+	f := newFixture(t)
+	f.poll(t)
+	big := msg(1, "large")
+	big.Body = "The first line matters.\r\n" + strings.Repeat("filler text for a long message\r\n", 50000)
+	f.srv.Deliver(t, big)
+	var e enqueued
+	if err := f.poller.PollAll(context.Background(), e.enqueue); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.runs) != 1 || !strings.Contains(e.runs[0].prompt, "The first line matters.") || !strings.Contains(e.runs[0].prompt, "only its beginning was read") {
+		t.Fatalf("the triage of a large message: %+v", e.runs)
+	}
+}
