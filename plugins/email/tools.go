@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	netmail "net/mail"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -489,6 +491,7 @@ func (p plan) detail() map[string]any {
 	d := map[string]any{
 		"account":       p.account.Name,
 		"from":          p.account.Address,
+		"server":        p.server(),
 		"to":            displayAll(p.out.To),
 		"cc":            displayAll(p.out.Cc),
 		"bcc":           displayAll(p.out.Bcc),
@@ -510,6 +513,14 @@ func (p plan) detail() map[string]any {
 	return d
 }
 
+// server is the SMTP server the send reaches, with its TLS mode: part of the approved
+// envelope, so an account row changed behind buddi's back after the approval (another
+// host, port or mode) refuses the send instead of handing the message and the app password
+// to another server.
+func (p plan) server() string {
+	return fmt.Sprintf("%s (%s)", net.JoinHostPort(p.account.SMTPHost, strconv.Itoa(p.account.SMTPPort)), p.account.SMTPTLS)
+}
+
 // digest is the sha256 of the whole message to send as the envelope describes it.
 func (p plan) digest() string {
 	raw, _ := json.Marshal(p.detail()) // map keys are sorted: the same plan, the same bytes
@@ -522,6 +533,7 @@ func (p plan) digest() string {
 func (p plan) preview() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "From: %s (account %s)\n", p.account.Address, p.account.Name)
+	fmt.Fprintf(&b, "Via: %s\n", p.server())
 	for _, kind := range []struct {
 		name string
 		list []*mail.Address

@@ -354,20 +354,34 @@ func TestSendUnknownThroughTheExecutor(t *testing.T) {
 	}
 }
 
-// TestSendRefusedWhenTheAccountChanged: the account's address changed between the approval
-// and the execution: the action is refused and nothing reaches the server.
+// TestSendRefusedWhenTheAccountChanged: the account's row changed behind buddi's back
+// between the approval and the execution (its address, or the SMTP server the send would
+// reach: another host, port or TLS mode): the action is refused and nothing reaches any
+// server.
 func TestSendRefusedWhenTheAccountChanged(t *testing.T) {
-	d := newDesk(t)
-	dr := d.draft(map[string]any{"to": []string{"bob@example.org"}, "subject": "Numbers", "body": "Below.\n"})
-	rec := d.propose(dr, "send")
-	if _, err := d.pool.Exec(context.Background(), `UPDATE email.accounts SET address = 'alice@example.com' WHERE id = $1`, d.acct.ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := d.approveAndRun(rec); got.Approval.State != action.Refused {
-		t.Fatalf("state = %s (%s), want refused", got.Approval.State, got.Approval.Reason)
-	}
-	if d.peer.sessionsSeen() != 0 || len(d.attempts(rec)) != 0 {
-		t.Fatalf("%d connections and %d attempts after a refusal", d.peer.sessionsSeen(), len(d.attempts(rec)))
+	for name, change := range map[string]string{
+		"address": `address = 'alice@example.com'`,
+		"host":    `smtp_host = 'localhost'`,
+		"port":    `smtp_port = smtp_port + 1`,
+		"tls":     `smtp_tls = 'starttls'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := newDesk(t)
+			dr := d.draft(map[string]any{"to": []string{"bob@example.org"}, "subject": "Numbers", "body": "Below.\n"})
+			rec := d.propose(dr, "send")
+			if !strings.Contains(rec.Envelope.Preview, "\nVia: 127.0.0.1:") {
+				t.Fatalf("the card does not name the server the send reaches:\n%s", rec.Envelope.Preview)
+			}
+			if _, err := d.pool.Exec(context.Background(), `UPDATE email.accounts SET `+change+` WHERE id = $1`, d.acct.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.approveAndRun(rec); got.Approval.State != action.Refused {
+				t.Fatalf("state = %s (%s), want refused", got.Approval.State, got.Approval.Reason)
+			}
+			if d.peer.sessionsSeen() != 0 || len(d.attempts(rec)) != 0 {
+				t.Fatalf("%d connections and %d attempts after a refusal", d.peer.sessionsSeen(), len(d.attempts(rec)))
+			}
+		})
 	}
 }
 
