@@ -107,10 +107,8 @@ func TestEmailAddListTest(t *testing.T) {
 		// Postfix logs each session's commands when it ends, a moment later: both tests said
 		// EHLO and QUIT and nothing else.
 		const session = "ehlo=1 quit=1 commands=2"
-		logs := smtp.Logs()
-		for deadline := time.Now().Add(10 * time.Second); strings.Count(logs, session) < 2 && time.Now().Before(deadline); logs = smtp.Logs() {
-			time.Sleep(20 * time.Millisecond) // polling Postfix's log; it gives no signal
-		}
+		var logs string
+		waitFor(t, "Postfix's log of both sessions", 10*time.Second, func() bool { logs = smtp.Logs(); return strings.Count(logs, session) >= 2 })
 		if strings.Count(logs, session) != 2 || strings.Contains(logs, " mail=") || strings.Contains(logs, "from=<") {
 			t.Fatalf("Postfix's log does not show two sessions of EHLO and QUIT only:\n%s", logs)
 		}

@@ -61,16 +61,23 @@ type PollResult struct {
 	Fetched    int     // messages fetched from the server
 }
 
-func (p *Poller) timeout() time.Duration {
-	if p.Timeout > 0 {
-		return p.Timeout
+func (p *Poller) timeout() time.Duration { return deadlineOr(p.Timeout) }
+
+func (p *Poller) now() time.Time { return clockOr(p.Now) }
+
+// deadlineOr is t, or [DefaultTimeout] when t is not set: the poller's and the sender's
+// deadline of each network call.
+func deadlineOr(t time.Duration) time.Duration {
+	if t > 0 {
+		return t
 	}
 	return DefaultTimeout
 }
 
-func (p *Poller) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
+// clockOr is now's time, or the system's when now is not set.
+func clockOr(now func() time.Time) time.Time {
+	if now != nil {
+		return now()
 	}
 	return time.Now()
 }

@@ -335,19 +335,9 @@ func (s *Sender) Send(ctx context.Context, a Account, secrets Secrets, o Outgoin
 	return Receipt{MessageID: o.MessageID, Recipients: rcpts, Reply: resp.StatusText}, nil
 }
 
-func (s *Sender) timeout() time.Duration {
-	if s.Timeout > 0 {
-		return s.Timeout
-	}
-	return DefaultTimeout
-}
+func (s *Sender) timeout() time.Duration { return deadlineOr(s.Timeout) }
 
-func (s *Sender) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Sender) now() time.Time { return clockOr(s.Now) }
 
 // dial connects to the account's SMTP server in its TLS mode and reads the greeting and the
 // server's extensions (after STARTTLS, again); it returns the client, the TCP connection
