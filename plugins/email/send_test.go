@@ -55,7 +55,7 @@ type smtpPeer struct {
 	logins    []string // the users that logged in
 	refuse    map[string]bool
 	// onData, when set, runs after the body is read, with the session's connection; its
-	// error is the answer to the body.
+	// error is the answer to the body (and the message is then not recorded).
 	onData func(c *smtp.Conn, data string) error
 }
 
@@ -182,6 +182,9 @@ func (s *peerSession) Data(r io.Reader) error {
 
 func (s *peerSession) Reset()        { s.from, s.to = "", nil }
 func (s *peerSession) Logout() error { return nil }
+
+// errDropped is a hook's answer after it dropped the connection itself.
+var errDropped = errors.New("the test dropped the connection")
 
 func secrets() Secrets { return vault.NewMemory(map[string]string{peerSecret: peerPassword}) }
 
@@ -347,9 +350,14 @@ func TestSendDispatchRefusedSendsNothing(t *testing.T) {
 // was in fact delivered), said in one sentence naming the Message-ID.
 func TestSendConnectionDroppedAfterBodyIsUnknown(t *testing.T) {
 	p := newPeer(t, peerOptions{})
-	p.onData = func(c *smtp.Conn, _ string) error {
+	p.onData = func(c *smtp.Conn, data string) error {
+		// The message is taken (recorded) before the connection drops, so the client's
+		// return cannot overtake the record.
+		p.mu.Lock()
+		p.mails = append(p.mails, delivered{data: data})
+		p.mu.Unlock()
 		_ = c.Conn().Close()
-		return nil
+		return errDropped
 	}
 	_, err := (&Sender{Timeout: 5 * time.Second}).Send(context.Background(), p.account(PlainLoopbackOnly), nil, outgoing(t))
 	if !errors.Is(err, plugins.ErrOutcomeUnknown) {
