@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,9 @@ func Connect(ctx context.Context, p Plugin, opts ConnectOptions) (*Session, erro
 		}
 		cmd.Env = append(cmd.Env, p.Env...)
 		cmd.Stderr = opts.Stderr
+		// Should buddi die without closing the session (a crash, SIGKILL), the server dies with
+		// it instead of running on unowned; a start after it spawns a fresh one.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
 	default:
 		return nil, fmt.Errorf("plugin %s has neither a command nor a URL", p.Name)

@@ -73,7 +73,12 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "Weird-Name.v2", Description: "A name buddi must sanitise."}, func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 		return text("weird"), nil, nil
 	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	if os.Getenv("TEST_LINGER") != "" {
+		// A careless server: it runs on after its stdin closed, until a signal ends it.
+		select {}
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
