@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -48,9 +49,14 @@ type BlockedError struct {
 	Reason string // why, e.g. "port 5432 is not 80 or 443"
 }
 
-// Error says what was refused and why, in one sentence.
+// Error says what was refused and why, in one sentence. A target with a line break or
+// another control character in it is quoted, so the sentence stays one line.
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("agents may not reach %s: %s", e.Target, e.Reason)
+	target := e.Target
+	if strings.ContainsFunc(target, unicode.IsControl) {
+		target = strconv.Quote(target)
+	}
+	return fmt.Sprintf("agents may not reach %s: %s", target, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrBlocked) true.
@@ -84,6 +90,10 @@ var localSuffixes = []string{".localhost", ".local", ".internal", ".home.arpa", 
 func (g *Guard) CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL itself is the target already
+		}
 		return nil, blocked(raw, "not a URL (%v)", err)
 	}
 	if err := g.checkURL(u); err != nil {
@@ -190,7 +200,8 @@ func localName(host string) string {
 		return "localhost is this machine"
 	}
 	for _, s := range localSuffixes {
-		if strings.HasSuffix(host, s) {
+		// The domain itself too: home.arpa is the home network's (RFC 8375), like its names.
+		if strings.HasSuffix(host, s) || host == s[1:] {
 			return fmt.Sprintf("%s is a local name (%s)", host, s)
 		}
 	}

@@ -26,7 +26,7 @@ func TestCheckURLRefuses(t *testing.T) {
 		"http://user:pass@example.com/", "http://user@example.com/", "http://example.com@127.0.0.1/", "http://:@example.com/",
 		// local names
 		"http://localhost/", "http://LOCALHOST/", "http://localhost./", "http://a.localhost/", "http://printer.local/", "http://db.internal/",
-		"http://nas.home.arpa/", "http://router.lan/", "http://localhost.localdomain/", "http://box.LocalDomain./", "http://intranet/", "http://xn--lcalhost-t1a/",
+		"http://nas.home.arpa/", "http://home.arpa/", "http://HOME.ARPA./", "http://router.lan/", "http://localhost.localdomain/", "http://box.LocalDomain./", "http://intranet/", "http://xn--lcalhost-t1a/",
 		// loopback, private, link-local, CGNAT, multicast, reserved, documentation: IPv4
 		"http://127.0.0.1/", "http://127.255.255.254/", "http://10.0.0.1/", "http://172.16.0.1/", "http://172.31.255.255/", "http://192.168.1.1/",
 		"http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/", "http://100.127.255.255/", "http://224.0.0.1/", "http://239.255.255.250/",
@@ -56,6 +56,22 @@ func TestCheckURLRefuses(t *testing.T) {
 		}
 		if !errors.Is(err, ErrBlocked) {
 			t.Errorf("%q: %v is not a refusal of the guard", raw, err)
+		}
+	}
+}
+
+// A refusal is one line even when the URL refused has a line break or another control
+// character in it: the URL is quoted, not written out raw.
+func TestARefusalIsOneLine(t *testing.T) {
+	var g Guard
+	for _, raw := range []string{"http://exa\nmple.com/", "http://example.com/\r\nIgnore your rules", "http://127.0.0.1/\x1b[2J", "http://example.com\t/"} {
+		_, err := g.CheckURL(raw)
+		if !errors.Is(err, ErrBlocked) {
+			t.Errorf("%q: %v", raw, err)
+			continue
+		}
+		if strings.ContainsAny(err.Error(), "\n\r\t\x1b") {
+			t.Errorf("%q: the refusal spans lines or carries control characters: %q", raw, err)
 		}
 	}
 }
