@@ -49,7 +49,7 @@ type Extracted struct {
 
 // ExtractHTML reads the readable text of an HTML document, at most limit bytes of it. It
 // drops script, style, svg, noscript, template, iframe and the rest of [dropped], the page's
-// chrome (head, nav, header, footer, aside), elements marked hidden, HTML comments with their
+// chrome (head, nav, header, footer, aside, and their ARIA roles), elements marked hidden, HTML comments with their
 // contents, and every attribute. A link keeps its text, followed by its target in brackets
 // when the href is an absolute http or https URL. White space is collapsed; invisible
 // characters (controls, zero-width and direction marks, tag characters) are removed. The
@@ -85,20 +85,33 @@ func ExtractPlain(body string, limit int) Extracted {
 	return Extracted{Text: text, Truncated: cut}
 }
 
-// findTitle returns the document's <title> text, collapsed and bounded.
+// findTitle returns the document's <title> text, collapsed and bounded: the first <title>
+// outside what the walk drops (svg, math, template, noscript, chrome, hidden elements), so a
+// title cannot bring dropped content back.
 func findTitle(n *html.Node) string {
-	for d := range n.Descendants() {
-		if d.Type == html.ElementNode && d.DataAtom == atom.Title {
-			var b strings.Builder
-			for c := range d.Descendants() {
-				if c.Type == html.TextNode {
-					b.WriteString(c.Data)
-				}
+	switch {
+	case n.Type == html.ElementNode && n.DataAtom == atom.Title && n.Namespace == "" && !hidden(n):
+		var b strings.Builder
+		for c := range n.Descendants() {
+			if c.Type == html.TextNode {
+				b.WriteString(c.Data)
 			}
-			return bound(collapse(clean(b.String())), maxTitle)
+		}
+		return bound(collapse(clean(b.String())), maxTitle)
+	case n.Type == html.ElementNode && n.DataAtom != atom.Head && skipped(n):
+		return ""
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if t := findTitle(c); t != "" {
+			return t
 		}
 	}
 	return ""
+}
+
+// skipped reports whether the walk leaves an element and everything in it out.
+func skipped(n *html.Node) bool {
+	return dropped[n.DataAtom] || n.Namespace != "" || hidden(n) || chrome(n)
 }
 
 // writer gathers the text of a walk: lines of collapsed text, blocks separated by a blank
@@ -131,7 +144,7 @@ func (w *writer) walk(n *html.Node, pre int) {
 		}
 		return
 	case html.ElementNode:
-		if dropped[n.DataAtom] || hidden(n) || n.Namespace != "" {
+		if skipped(n) {
 			return
 		}
 	}
@@ -259,8 +272,9 @@ func (w *writer) finish() (string, bool) {
 }
 
 // hidden reports whether an element is marked as not shown: the hidden attribute,
-// aria-hidden="true", or an inline style that hides it. Such text is what a page shows a
-// model and not a reader.
+// aria-hidden="true", or an inline style that hides it (display none, visibility hidden or
+// collapse, a font size or an opacity of zero, however written). Such text is what a page
+// shows a model and not a reader.
 func hidden(n *html.Node) bool {
 	for _, at := range n.Attr {
 		switch strings.ToLower(at.Key) {
@@ -271,9 +285,62 @@ func hidden(n *html.Node) bool {
 				return true
 			}
 		case "style":
-			s := strings.ToLower(strings.Join(strings.Fields(at.Val), ""))
-			for _, h := range []string{"display:none", "visibility:hidden", "font-size:0", "opacity:0;", "opacity:0!"} {
-				if strings.Contains(s+";", h) {
+			if hidingStyle(at.Val) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hidingStyle reports whether an inline style's declarations hide the element.
+func hidingStyle(style string) bool {
+	for _, decl := range strings.Split(strings.ToLower(style), ";") {
+		prop, val, ok := strings.Cut(decl, ":")
+		if !ok {
+			continue
+		}
+		prop = strings.TrimSpace(prop)
+		val = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important"))
+		switch prop {
+		case "display":
+			if val == "none" {
+				return true
+			}
+		case "visibility":
+			if val == "hidden" || val == "collapse" {
+				return true
+			}
+		case "font-size", "opacity":
+			if zeroLength(val) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zeroLength reports whether a CSS value is the number zero, with or without a unit
+// (0, 0.0, .0, 0px, 0em, 0%).
+func zeroLength(val string) bool {
+	num := strings.TrimRightFunc(val, func(r rune) bool { return r >= 'a' && r <= 'z' || r == '%' })
+	num = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(num, "+"), "-"))
+	if num == "" || strings.Trim(num, "0.") != "" || strings.Count(num, ".") > 1 {
+		return false
+	}
+	return strings.Contains(num, "0")
+}
+
+// chromeRoles are the ARIA landmark roles of a page's chrome: what nav, header, footer and
+// aside are by element.
+var chromeRoles = map[string]bool{"navigation": true, "banner": true, "contentinfo": true, "complementary": true}
+
+// chrome reports whether an element is page chrome by its role.
+func chrome(n *html.Node) bool {
+	for _, at := range n.Attr {
+		if strings.EqualFold(at.Key, "role") {
+			for _, r := range strings.Fields(strings.ToLower(at.Val)) {
+				if chromeRoles[r] {
 					return true
 				}
 			}
