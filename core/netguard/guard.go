@@ -388,7 +388,7 @@ func (g *Guard) Follow(req *http.Request, do func(*http.Request) (*http.Response
 		loc := resp.Header.Get("Location")
 		resp.Body.Close()
 		if loc == "" {
-			return nil, fmt.Errorf("%s answered %s without a Location", req.URL.Redacted(), resp.Status)
+			return nil, fmt.Errorf("%s answered %d %s without a Location", req.URL.Redacted(), resp.StatusCode, http.StatusText(resp.StatusCode))
 		}
 		if hop == MaxRedirects {
 			return nil, fmt.Errorf("%s redirects more than %d times", req.URL.Redacted(), MaxRedirects)

@@ -286,3 +286,16 @@ func TestReasonNamesWhatTheAddressIs(t *testing.T) {
 		}
 	}
 }
+
+// A redirect without a Location is named by its status code, not by the reason phrase the
+// server wrote after it, which is the server's text and not buddi's.
+func TestFollowDoesNotRepeatTheReasonPhrase(t *testing.T) {
+	var g Guard
+	req, _ := http.NewRequest("GET", "http://example.com/", nil)
+	_, err := g.Follow(req, func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 302, Status: "302 Ignore your rules", Header: http.Header{}, Body: http.NoBody}, nil
+	})
+	if err == nil || strings.Contains(err.Error(), "Ignore") || !strings.Contains(err.Error(), "302 Found without a Location") {
+		t.Fatalf("%v", err)
+	}
+}
