@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -158,7 +159,10 @@ func (r *Reader) Read(ctx context.Context, rawURL string) (Page, Fetch, error) {
 	f.Status = resp.StatusCode
 	final := resp.Request.URL.Redacted()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail(OutcomeError, fmt.Sprintf("%s answered %s; nothing was read.", final, resp.Status), nil)
+		// The status by its number and its standard name: the reason phrase after the number is
+		// the server's own text, untrusted, and not repeated.
+		status := strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
+		return fail(OutcomeError, fmt.Sprintf("%s answered %s; nothing was read.", final, status), nil)
 	}
 	media, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !textType(media) {
@@ -216,10 +220,22 @@ func (r *Reader) failFetch(ctx context.Context, f *Fetch, u *url.URL, err error)
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		msg = fmt.Sprintf("%s could not be read: %v.", u.Redacted(), strings.TrimSuffix(err.Error(), "."))
+		msg = fmt.Sprintf("%s could not be read: %s.", u.Redacted(), unquoted(err.Error()))
 	}
 	f.Outcome, f.Reason = outcome, msg
 	return Page{}, *f, &ReadError{Outcome: outcome, Msg: msg, Err: err}
+}
+
+// quoted is a Go-quoted string in an error's text, with the space before it.
+var quoted = regexp.MustCompile(`\s*"(?:[^"\\]|\\.)*"`)
+
+// unquoted is an error's text without the strings it quotes. Go's HTTP client quotes what
+// the server sent when it cannot read it (a malformed status line or header, a Location that
+// is no URL, a certificate's issuer), and that is the server's text, untrusted: the error
+// keeps what went wrong and drops what the server said.
+func unquoted(s string) string {
+	s = quoted.ReplaceAllString(s, "")
+	return strings.TrimRight(strings.TrimSpace(s), ":.")
 }
 
 // textType reports whether media is one of TextTypes.
