@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,9 +11,6 @@ import (
 
 // maxTitle bounds a page's title, in bytes.
 const maxTitle = 300
-
-// maxLinkURL bounds a link target written after its text; a longer one is left out.
-const maxLinkURL = 300
 
 // dropped are the elements whose whole subtree never reaches the text: code, styling,
 // pictures, embedded documents, form controls and the page's chrome (navigation, header,
@@ -49,11 +45,11 @@ type Extracted struct {
 
 // ExtractHTML reads the readable text of an HTML document, at most limit bytes of it. It
 // drops script, style, svg, noscript, template, iframe and the rest of [dropped], the page's
-// chrome (head, nav, header, footer, aside, and their ARIA roles), elements marked hidden, HTML comments with their
-// contents, and every attribute. A link keeps its text, followed by its target in brackets
-// when the href is an absolute http or https URL. White space is collapsed; invisible
-// characters (controls, zero-width and direction marks, tag characters) are removed. The
-// one document it refuses is one nested deeper than the parser reads (512 elements).
+// chrome (head, nav, header, footer, aside, and their ARIA roles), elements marked hidden,
+// HTML comments with their contents, and every attribute (a link keeps its text, not its
+// href). White space is collapsed; invisible characters (controls, zero-width and direction
+// marks, tag characters) are removed. The one document it refuses is one nested deeper than
+// the parser reads (512 elements).
 func ExtractHTML(doc string, limit int) (Extracted, error) {
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
@@ -176,10 +172,8 @@ func (w *writer) walk(n *html.Node, pre int) {
 		w.children(n, pre+1)
 		w.paragraph()
 	case a == atom.A:
+		// A link is its text: its href is an attribute, dropped with the rest.
 		w.children(n, pre)
-		if target := linkTarget(n); target != "" {
-			w.text(" (" + target + ")")
-		}
 	case a == atom.Img:
 		// Pictures have no text here: their alt attribute is an attribute, and dropped.
 	case blocks[a]:
@@ -347,26 +341,6 @@ func chrome(n *html.Node) bool {
 		}
 	}
 	return false
-}
-
-// linkTarget is an a element's href when it is an absolute http or https URL without
-// credentials and not too long; "" otherwise.
-func linkTarget(n *html.Node) string {
-	for _, at := range n.Attr {
-		if !strings.EqualFold(at.Key, "href") {
-			continue
-		}
-		u, err := url.Parse(strings.TrimSpace(at.Val))
-		if err != nil || u.User != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return ""
-		}
-		s := u.String()
-		if len(s) > maxLinkURL || strings.ContainsAny(s, " \n\t()") {
-			return ""
-		}
-		return s
-	}
-	return ""
 }
 
 // clean removes what a reader cannot see: control characters (but line ends and tabs),
