@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -415,5 +417,106 @@ func TestOnlyTheOwnersTurnWritesAPreference(t *testing.T) {
 	var n int
 	if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM memory.preferences").Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d preferences written (%v)", n, err)
+	}
+}
+
+// A word the query excludes (-word, -"a phrase") keeps its notes out of the recall, also
+// when the same word, as a keyword, would find them by its spelling.
+func TestAnExcludedWordKeepsItsNotesOut(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	b.remember(t, "concierge", "c1", map[string]any{"text": "The owner is planning a surprise party for Maria."})
+	venue := b.remember(t, "concierge", "c1", map[string]any{"text": "The party venue is the garden restaurant."})
+	for _, q := range []string{"party -surprise", `party -"surprise party"`, "-surprise party", "party -suprise", "-surprise"} {
+		got := b.recall(t, "concierge", "c2", q)
+		if q == "party -suprise" { // a misspelled exclusion excludes nothing it does not match
+			if len(got.Notes) != 2 {
+				t.Errorf("recall %q: %v, want both notes", q, ids(got))
+			}
+			continue
+		}
+		if len(got.Notes) != 1 || got.Notes[0].ID != venue {
+			t.Errorf("recall %q: %v, want only the venue (%d)", q, ids(got), venue)
+		}
+	}
+}
+
+// Recall ignores case in every script, and finds a word inside a longer one where words are
+// not split by spaces (Chinese) or are inflected (Russian), whatever the database's locale.
+func TestRecallIgnoresCaseAndFindsWordsInEveryScript(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	ru := b.remember(t, "concierge", "c1", map[string]any{"text": "Встреча с бухгалтером в пятницу."})
+	el := b.remember(t, "concierge", "c1", map[string]any{"text": "Η συνάντηση είναι την Τρίτη."})
+	zh := b.remember(t, "concierge", "c1", map[string]any{"text": "明天的会议在北京。"})
+	fr := b.remember(t, "concierge", "c1", map[string]any{"text": "ÉTÉ: réunion à Genève."})
+	for q, want := range map[string]int64{
+		"встреча": ru, "ВСТРЕЧА": ru, "бухгалтер": ru,
+		"Συνάντηση": el, "τρίτη": el,
+		"会议": zh, "北京": zh,
+		"été": fr, "RÉUNION": fr, "genève": fr,
+	} {
+		got := b.recall(t, "concierge", "c2", q)
+		if len(got.Notes) != 1 || got.Notes[0].ID != want {
+			t.Errorf("recall %q: %v, want %d", q, ids(got), want)
+		}
+	}
+}
+
+// No query, however it is written, makes recall fail: the words are never PostgreSQL's
+// query syntax, and nothing in it reaches the SQL.
+func TestNoQueryMakesRecallFail(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	id := b.remember(t, "concierge", "c1", map[string]any{"text": "Dr. O'Brien (dentist) at 3:30, C&A building; a|b@x.io"})
+	for _, q := range []string{"'", `\`, "&", "|", "!", ":", "*", "(", ")", "<->", "&&", "!!", "a & b | !c", "dentist:*", "'dentist':A", `"`, `""`, "-", "--", "or", "OR OR",
+		"'; DROP TABLE memory.notes; --", "1' OR '1'='1", "%", "_", "😀", "\u0301", strings.Repeat("(", 200), strings.Repeat(`\`, 200), strings.Repeat("ü", 100)} {
+		b.recall(t, "concierge", "c2", q) // fails the test on an error
+	}
+	for _, q := range []string{"O'Brien", "(dentist)", "!dentist", "dentist:*", `"dentist`, "3:30", "C&A", "a|b@x.io"} {
+		if got := b.recall(t, "concierge", "c2", q); len(got.Notes) != 1 || got.Notes[0].ID != id {
+			t.Errorf("recall %q: %v", q, ids(got))
+		}
+	}
+	var n int
+	if err := b.pool.QueryRow(context.Background(), "SELECT count(*) FROM memory.notes").Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d notes after the queries (%v)", n, err)
+	}
+}
+
+// Notes written before recall folded case are found by it after the upgrade, deleted ones
+// stay deleted, and the trigger still keeps every note as written.
+func TestNotesKeptBeforeTheUpgradeAreRecalledIgnoringCase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	m := memory.Manifest(memory.Deps{Pool: pool})
+	first, err := fs.ReadFile(m.Migrations, "00001_memory.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.Up(ctx, pool, nil, migrations.Set{Schema: m.Schema, FS: fstest.MapFS{"00001_memory.sql": {Data: first}}}); err != nil {
+		t.Fatal(err)
+	}
+	var kept, gone int64
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := pool.QueryRow(ctx, `INSERT INTO memory.notes (agent, body, created_at) VALUES ('concierge', 'Встреча с бухгалтером в пятницу.', $1) RETURNING id`, at).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `INSERT INTO memory.notes (agent, body, created_at) VALUES ('concierge', 'Встреча отменена.', $1) RETURNING id`, at).Scan(&gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE memory.notes SET deleted_at = $2, deleted_by = 'owner' WHERE id = $1`, gone, at.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	b := bundleOver(t, pool, true)
+	if got := b.recall(t, "concierge", "c2", "встреча"); len(got.Notes) != 1 || got.Notes[0].ID != kept {
+		t.Errorf("recall after the upgrade: %v, want %d", ids(got), kept)
+	}
+	for _, sql := range []string{"UPDATE memory.notes SET folded = 'rewritten'", "DELETE FROM memory.notes",
+		"UPDATE memory.notes SET deleted_at = NULL, deleted_by = NULL"} {
+		if _, err := pool.Exec(ctx, sql); err == nil {
+			t.Errorf("%s was allowed", sql)
+		}
 	}
 }

@@ -162,9 +162,9 @@ func (s *Store) Remember(ctx context.Context, n NewNote) (Note, error) {
 		return Note{}, invalid("memory: the note's expiry is not in the future")
 	}
 	var out Note
-	row := s.pool.QueryRow(ctx, `INSERT INTO memory.notes (agent, body, scope, conversation_id, run_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+noteColumns,
-		n.Agent, text, scope, n.ConversationID, n.RunID, n.At, n.ExpiresAt)
+	row := s.pool.QueryRow(ctx, `INSERT INTO memory.notes (agent, body, folded, scope, conversation_id, run_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+noteColumns,
+		n.Agent, text, fold(text), scope, n.ConversationID, n.RunID, n.At, n.ExpiresAt)
 	if err := scanNote(row, &out); err != nil {
 		return Note{}, fmt.Errorf("memory: keep the note: %w", err)
 	}
@@ -185,8 +185,12 @@ type Recalled struct {
 }
 
 // Recall finds up to limit notes agent may recall for query at now: its own private notes
-// and the shared ones, neither expired nor deleted, matched by full-text search of the query
-// or by the trigram similarity of any of its keywords, best first.
+// and the shared ones, neither expired nor deleted, best first. A note is found by the
+// full-text search of the query (websearch syntax: "a phrase", -excluded, or), by the
+// trigram similarity of any of its keywords, or, for a keyword in a script other than
+// Latin, by containing it (the database's locale may not know its letters, and Chinese puts
+// no spaces between words). Case is ignored in every script: the search runs over the
+// note's text lowered by [fold]. A note with an excluded word or phrase is never found.
 func (s *Store) Recall(ctx context.Context, agent, query string, limit int, now time.Time) ([]Recalled, error) {
 	query, err := CleanText("query", query, MaxQuery)
 	if err != nil {
@@ -200,22 +204,29 @@ func (s *Store) Recall(ctx context.Context, agent, query string, limit int, now 
 	if err != nil {
 		return nil, err
 	}
+	folded := fold(query)
+	terms := parseQuery(folded)
 	var out []Recalled
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)", similarity); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `WITH q AS (SELECT websearch_to_tsquery('english', $2) AS tsq),
-			words AS (SELECT w FROM unnest($5::text[]) w WHERE length(to_tsvector('english', w)) > 0)
+			words AS (SELECT w FROM unnest($5::text[]) w WHERE length(to_tsvector('english', w)) > 0),
+			parts AS (SELECT p FROM unnest($6::text[]) p),
+			excluded AS (SELECT phraseto_tsquery('english', x) AS x FROM unnest($7::text[]) x)
 		SELECT `+noteColumns+`,
 			(search @@ q.tsq)::int + ts_rank_cd(search, q.tsq)
-			+ coalesce((SELECT max(`+trgm+`.word_similarity(w, body)) FROM words), 0) AS score
+			+ coalesce((SELECT max(`+trgm+`.word_similarity(w, folded)) FROM words), 0)
+			+ (EXISTS (SELECT 1 FROM parts WHERE strpos(folded, p) > 0))::int * 0.5 AS score
 		FROM memory.notes, q
 		WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
 		  AND (agent = $1 OR scope = 'shared')
-		  AND (search @@ q.tsq OR EXISTS (SELECT 1 FROM words WHERE w OPERATOR(`+trgm+`.<%) body))
+		  AND (search @@ q.tsq OR EXISTS (SELECT 1 FROM words WHERE w OPERATOR(`+trgm+`.<%) folded)
+		       OR EXISTS (SELECT 1 FROM parts WHERE strpos(folded, p) > 0))
+		  AND NOT EXISTS (SELECT 1 FROM excluded WHERE numnode(x) > 0 AND search @@ x)
 		ORDER BY score DESC, created_at DESC, id DESC
-		LIMIT $4`, agent, query, now, limit, keywords(query))
+		LIMIT $4`, agent, folded, now, limit, terms.keywords, terms.parts, terms.excluded)
 		if err != nil {
 			return err
 		}
@@ -232,17 +243,78 @@ func (s *Store) Recall(ctx context.Context, agent, query string, limit int, now 
 	return out, nil
 }
 
-// keywords are the query's words of three letters or more, lower case, each once, at most
-// ten; stop words are dropped in the query itself.
-func keywords(query string) []string {
+// fold is text as recall searches it: Unicode's lower case, the same whatever the
+// database's locale.
+func fold(text string) string { return strings.ToLower(text) }
+
+// terms are what a query looks for besides its full-text search.
+type terms struct {
+	keywords []string // matched by trigram similarity
+	parts    []string // matched as a part of the text: keywords in a script other than Latin
+	excluded []string // words and phrases whose notes are never found
+}
+
+// parseQuery splits a folded query the way websearch_to_tsquery reads it: a word or a
+// "quoted phrase" led by - is excluded; the other words are keywords, those of three
+// letters or more, each once, at most ten (a keyword written in Han, kana or Hangul counts
+// from two). A keyword with a letter outside Latin is also looked for as a part of the text.
+func parseQuery(query string) terms {
+	t := terms{keywords: []string{}, parts: []string{}, excluded: []string{}}
 	seen := map[string]bool{}
-	out := []string{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if utf8.RuneCountInString(w) < 3 || seen[w] || len(out) == 10 {
+	for _, tok := range tokens(query) {
+		neg := strings.HasPrefix(tok, "-")
+		tok = strings.Trim(strings.TrimLeft(tok, "-"), `"`)
+		if neg {
+			if strings.TrimSpace(tok) != "" {
+				t.excluded = append(t.excluded, tok)
+			}
 			continue
 		}
-		seen[w] = true
-		out = append(out, w)
+		for _, w := range strings.FieldsFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if seen[w] || len(t.keywords) == 10 {
+				continue
+			}
+			n, min := utf8.RuneCountInString(w), 3
+			if strings.IndexFunc(w, func(r rune) bool {
+				return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+			}) >= 0 {
+				min = 2
+			}
+			if n < min {
+				continue
+			}
+			seen[w] = true
+			t.keywords = append(t.keywords, w)
+			if strings.IndexFunc(w, func(r rune) bool { return unicode.IsLetter(r) && !unicode.Is(unicode.Latin, r) }) >= 0 {
+				t.parts = append(t.parts, w)
+			}
+		}
+	}
+	return t
+}
+
+// tokens splits query at spaces outside double quotes, keeping the quotes: `-"a b" c` is
+// `-"a b"` and `c`.
+func tokens(query string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range query {
+		switch {
+		case r == '"':
+			quoted = !quoted
+			cur.WriteRune(r)
+		case unicode.IsSpace(r) && !quoted:
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
 	}
 	return out
 }
