@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -186,18 +188,11 @@ func (p *Provider) params(req provider.Request, names *provider.ToolNames) (sdk.
 		if err != nil {
 			return out, err
 		}
-		params := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
-		if len(t.Schema) > 0 {
-			params = shared.FunctionParameters{}
-			if err := json.Unmarshal(t.Schema, &params); err != nil {
-				return out, fmt.Errorf("tool %s: schema: %w", t.Name, err)
-			}
+		encoded, err := encodedTool(wire, t)
+		if err != nil {
+			return out, err
 		}
-		def := shared.FunctionDefinitionParam{Name: wire, Parameters: params}
-		if t.Description != "" {
-			def.Description = sdk.String(t.Description)
-		}
-		out.Tools = append(out.Tools, sdk.ChatCompletionFunctionTool(def))
+		out.Tools = append(out.Tools, param.Override[sdk.ChatCompletionToolUnionParam](encoded))
 	}
 	if req.System != "" {
 		out.Messages = append(out.Messages, sdk.SystemMessage(req.System))
@@ -210,6 +205,51 @@ func (p *Provider) params(req provider.Request, names *provider.ToolNames) (sdk.
 		out.Messages = append(out.Messages, msgs...)
 	}
 	return out, nil
+}
+
+// toolCacheSize bounds the encoded tools kept: far more than the tools of every agent.
+const toolCacheSize = 4096
+
+// toolCache keeps each tool's wire JSON by its wire name, description and schema: a
+// run's every step offers the same tools, and decoding and encoding their schemas again
+// was most of the cost of building a request.
+var toolCache struct {
+	sync.Mutex
+	m map[string]json.RawMessage
+}
+
+// encodedTool is the tool as the Chat Completions wire takes it ({"type": "function",
+// "function": {…}}), encoded once and then taken from toolCache.
+func encodedTool(wire string, t provider.Tool) (json.RawMessage, error) {
+	key := wire + "\x00" + t.Description + "\x00" + string(t.Schema)
+	toolCache.Lock()
+	b, ok := toolCache.m[key]
+	toolCache.Unlock()
+	if ok {
+		return b, nil
+	}
+	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	if len(t.Schema) > 0 {
+		params = shared.FunctionParameters{}
+		if err := json.Unmarshal(t.Schema, &params); err != nil {
+			return nil, fmt.Errorf("tool %s: schema: %w", t.Name, err)
+		}
+	}
+	def := shared.FunctionDefinitionParam{Name: wire, Parameters: params}
+	if t.Description != "" {
+		def.Description = sdk.String(t.Description)
+	}
+	b, err := json.Marshal(sdk.ChatCompletionFunctionTool(def))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: encode: %w", t.Name, err)
+	}
+	toolCache.Lock()
+	if toolCache.m == nil || len(toolCache.m) >= toolCacheSize {
+		toolCache.m = make(map[string]json.RawMessage)
+	}
+	toolCache.m[key] = b
+	toolCache.Unlock()
+	return b, nil
 }
 
 // messages translates one port message: an assistant message into one assistant message
