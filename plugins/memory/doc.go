@@ -15,7 +15,10 @@
 //
 // Recall (memory.recall) is a keyword search: PostgreSQL's full-text search
 // (websearch_to_tsquery over a stored tsvector) for the words as written, and pg_trgm's word
-// similarity for each keyword, so a misspelled word still finds its note. An agent recalls
+// similarity for each keyword, so a misspelled word still finds its note; a keyword in a
+// script other than Latin is also found inside a longer word. Both search the note's text
+// lowered by buddi, so case is ignored in every script whatever the database's locale, and
+// a -excluded word or phrase keeps its notes out. An agent recalls
 // its own private notes and the shared ones, never another agent's private notes, and never
 // an expired or deleted note.
 //

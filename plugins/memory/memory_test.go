@@ -520,3 +520,15 @@ func TestNotesKeptBeforeTheUpgradeAreRecalledIgnoringCase(t *testing.T) {
 		}
 	}
 }
+
+// A key within the bound as written but not once lowered (Ⱥ is two bytes, ⱥ three) is
+// refused in one sentence, never by the database's check.
+func TestAKeyLongerOnceLoweredIsRefusedInOneSentence(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	res := b.call(t, "concierge", "c1", "memory.prefer", map[string]any{"key": strings.Repeat("Ⱥ", 50), "value": "v"})
+	if !res.IsError || !strings.Contains(res.Text, "more than the 100") {
+		t.Errorf("a key of 150 bytes once lowered: %+v", res)
+	}
+	b.ok(t, "concierge", "c1", "memory.prefer", map[string]any{"key": strings.Repeat("Ⱥ", 33), "value": "v"}, nil)
+}

@@ -139,7 +139,9 @@ func CleanKey(key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.Join(strings.Fields(strings.ToLower(key)), " "), nil
+	// Lowered, a letter may take more bytes than it did (Ⱥ is two, ⱥ three): the bound is
+	// the kept key's.
+	return CleanText("preference's key", strings.Join(strings.Fields(strings.ToLower(key)), " "), MaxKey)
 }
 
 // Remember keeps a note and returns it.
