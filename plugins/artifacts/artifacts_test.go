@@ -209,10 +209,31 @@ func TestWriteRefusesWhatIsNotAPlainTextFile(t *testing.T) {
 	b.refused(t, "scribe", "", "write", map[string]any{"name": "a\u202etxt.exe", "content": "x"}, "invisible character")
 	b.refused(t, "scribe", "", "write", map[string]any{"name": "page.bin", "media_type": "application/octet-stream", "content": "x"}, "is not a text media type")
 	b.refused(t, "scribe", "", "write", map[string]any{"content": "x"}, "needs a name")
+	// What is written is UTF-8 (the call is JSON): a type naming another charset would mislabel it.
+	b.refused(t, "scribe", "", "write", map[string]any{"name": "a.txt", "media_type": "text/plain; charset=utf-16", "content": "x"}, "UTF-8")
+	b.refused(t, "scribe", "", "write", map[string]any{"name": "a.csv", "media_type": "text/csv;charset=ISO-8859-1", "content": "x"}, "UTF-8")
 	b.refused(t, "scribe", "", "write", map[string]any{"name": "big.txt", "content": strings.Repeat("é", MaxWrite/2+1)}, "at most 1.0 MiB")
 	if list, _ := b.store.List(context.Background(), artifact.Filter{}); len(list) != 0 {
 		t.Errorf("refused writes left %d artifacts", len(list))
 	}
+}
+
+func TestWriteKeepsAUTF8Charset(t *testing.T) {
+	b := newBundle(t)
+	var w Written
+	b.ok(t, "scribe", "", "write", map[string]any{"name": "a.txt", "media_type": "text/plain; charset=UTF-8", "content": "é"}, &w)
+	var r Reading
+	b.ok(t, "scribe", "", "read", map[string]any{"id": w.Artifact}, &r)
+	if r.Text != "é" || r.Binary {
+		t.Errorf("read back %+v", r)
+	}
+	// A new version of a UTF-16 file does not inherit a charset its text is not in.
+	u16, err := b.store.Save(context.Background(), artifact.Artifact{Agent: "scribe", Name: "w.txt", MediaType: "text/plain; charset=utf-16"}, []byte{0xff, 0xfe, 'a', 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.refused(t, "scribe", "", "write", map[string]any{"previous": u16.ID, "content": "a"}, "give media_type")
+	b.ok(t, "scribe", "", "write", map[string]any{"previous": u16.ID, "media_type": "text/plain", "content": "a"}, nil)
 }
 
 func TestAttachGivesTheDataTheChatDraws(t *testing.T) {

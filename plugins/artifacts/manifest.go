@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -125,6 +126,20 @@ func upper(s string) string {
 // Textual reports whether mediaType names text (artifact.Textual): only text is written,
 // and only text is read back as text.
 func Textual(mediaType string) bool { return artifact.Textual(mediaType) }
+
+// utf8Charset reports whether mediaType names no charset, or UTF-8 (or ASCII, which UTF-8
+// text of ASCII only is): what artifacts.write writes is always UTF-8.
+func utf8Charset(mediaType string) bool {
+	_, params, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(params["charset"]) {
+	case "", "utf-8", "utf8":
+		return true
+	}
+	return false
+}
 
 // checkName refuses a name that is not a plain file name.
 func checkName(name string) error {

@@ -335,8 +335,8 @@ func (t *writeTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 		if prev.Agent != call.Agent {
 			return toolResult(refusal(fmt.Sprintf("Artifact %s was made by %s, and only the agent that made an artifact writes its versions: save your own copy without previous.", prev.ID, prev.Agent)))
 		}
-		if strings.TrimSpace(a.MediaType) == "" && !Textual(prev.MediaType) {
-			return toolResult(refusal(fmt.Sprintf("Artifact %s is %s, and artifacts.write saves text: give media_type (text/plain, text/markdown, …) for the new version, or save a new file without previous.", prev.ID, prev.MediaType)))
+		if strings.TrimSpace(a.MediaType) == "" && (!Textual(prev.MediaType) || !utf8Charset(prev.MediaType)) {
+			return toolResult(refusal(fmt.Sprintf("Artifact %s is %s, and artifacts.write saves text (UTF-8): give media_type (text/plain, text/markdown, …) for the new version, or save a new file without previous.", prev.ID, prev.MediaType)))
 		}
 	} else if a.Name == "" {
 		return toolResult(refusal("A new artifact needs a name such as notes.md; to write a new version of one you made, give previous instead."))
@@ -352,6 +352,9 @@ func (t *writeTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 	}
 	if mt != "" && !Textual(mt) {
 		return toolResult(refusal(fmt.Sprintf("artifacts.write saves text, and %q is not a text media type: use text/plain, text/markdown, text/csv, application/json or another text type.", a.MediaType)))
+	}
+	if mt != "" && !utf8Charset(mt) {
+		return toolResult(refusal(fmt.Sprintf("artifacts.write saves UTF-8 text, and %q names another charset: leave the charset out or give charset=utf-8.", a.MediaType)))
 	}
 	saved, err := t.p.store.Save(ctx, artifact.Artifact{
 		Agent: call.Agent, ConversationID: call.ConversationID, RunID: call.RunID,
