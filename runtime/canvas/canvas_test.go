@@ -66,6 +66,15 @@ func TestShow(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Text, "call-9") {
 		t.Fatalf("unknown call: %+v", res)
 	}
+	// Columns that are in none of the rows draw nothing: the agent is told, not shown blanks.
+	res = show("dashboard", map[string]any{"renderer": "table", "title": "Blank", "data": []map[string]any{{"name": "a"}}, "columns": []string{"nmae", "size"}})
+	if !res.IsError || !strings.Contains(res.Text, `"nmae"`) {
+		t.Fatalf("columns in no row: %+v", res)
+	}
+	res = show("dashboard", map[string]any{"renderer": "table", "title": "Half", "data": []map[string]any{{"name": "a"}}, "columns": []string{"name", "size"}})
+	if res.IsError {
+		t.Fatalf("one column in the rows: %+v", res)
+	}
 	tool, _ := reg.Lookup(views.ShowTool)
 	bad, _ := json.Marshal(map[string]any{"renderer": "table", "title": "x", "data": []int{1}, "paths": map[string]string{"rows": "a[?x]"}})
 	if _, err := tool.Describe(ctx, plugins.Call{Tool: views.ShowTool, Args: bad}); err == nil {
