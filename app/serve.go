@@ -248,8 +248,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	web.BindSecrets(manifests, secrets.Get) // web.search's hosted providers read their key from the vault
 	// The email tools (drafts as artifacts, sends through the ledger) and its inbox source
 	// read the accounts' app passwords from the vault.
-	email.BindTools(manifests, email.Deps{Pool: src.Pool, Artifacts: artifacts, Secrets: secrets})
-	email.Bind(&email.Poller{Store: email.Store{Pool: src.Pool}, Secrets: secrets})
+	email.BindTools(manifests, email.Deps{Pool: src.Pool, Artifacts: artifacts, Secrets: secrets, Key: sealKey})
+	email.Bind(&email.Poller{Store: email.Store{Pool: src.Pool, Key: sealKey}, Secrets: secrets})
 	if firstStart {
 		log.Info("applying migrations…")
 	}

@@ -54,15 +54,15 @@ func (c emailAddCmd) Run(env *runEnv) error {
 	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	src, err := openActions(env)
+	key, src, err := openSealed(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	store := email.Store{Pool: src.Pool}
-	if _, err := store.Account(env.ctx, c.Name); err == nil {
+	store := email.Store{Pool: src.Pool, Key: key}
+	if old, err := store.Account(env.ctx, c.Name); err == nil && old.Refused == "" {
 		return &exitError{code: 2, err: fmt.Errorf("an email account named %s already exists; choose another name", c.Name)}
-	} else if !errors.Is(err, email.ErrNoAccount) {
+	} else if err != nil && !errors.Is(err, email.ErrNoAccount) {
 		return fmt.Errorf("read email.accounts (is the email plugin's schema migrated? buddi db migrate does it): %w", err)
 	}
 	v, err := openVault()
@@ -84,7 +84,7 @@ func (c emailAddCmd) Run(env *runEnv) error {
 }
 
 type emailListCmd struct {
-	JSON bool `help:"Print JSON: [{name, address, imap, smtp, username, password_secret, backfill, last_sync?, last_error}]."`
+	JSON bool `help:"Print JSON: [{name, address, imap, smtp, username, password_secret, backfill, last_sync?, last_error, refused?}]."`
 }
 
 type emailAccountRow struct {
@@ -97,16 +97,18 @@ type emailAccountRow struct {
 	Backfill       int        `json:"backfill"`
 	LastSync       *time.Time `json:"last_sync,omitempty"`
 	LastError      string     `json:"last_error"`
+	// Refused says why the account is not used ("" when its seal checks).
+	Refused string `json:"refused,omitempty"`
 }
 
 // Run lists the accounts.
 func (c emailListCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	key, src, err := openSealed(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	accounts, err := email.Store{Pool: src.Pool}.Accounts(env.ctx)
+	accounts, err := email.Store{Pool: src.Pool, Key: key}.Accounts(env.ctx)
 	if err != nil {
 		return fmt.Errorf("read email.accounts (is the email plugin's schema migrated? buddi db migrate does it): %w", err)
 	}
@@ -114,7 +116,11 @@ func (c emailListCmd) Run(env *runEnv) error {
 	for _, a := range accounts {
 		r := emailAccountRow{Name: a.Name, Address: a.Address, IMAP: fmt.Sprintf("%s:%d %s", a.IMAPHost, a.IMAPPort, a.IMAPTLS),
 			SMTP: fmt.Sprintf("%s:%d %s", a.SMTPHost, a.SMTPPort, a.SMTPTLS), Username: a.Username,
-			PasswordSecret: a.PasswordSecret, Backfill: a.Backfill, LastError: a.LastError}
+			PasswordSecret: a.PasswordSecret, Backfill: a.Backfill, LastError: a.LastError, Refused: a.Refused}
+		if a.Refused != "" {
+			// What the owner reads first: the account is not used, and how to mend it.
+			r.LastError = fmt.Sprintf("refused, its app password never sent: %s; %s", a.Refused, email.Fix(a.Name))
+		}
 		if !a.LastSync.IsZero() {
 			t := a.LastSync
 			r.LastSync = &t
@@ -151,12 +157,12 @@ type emailTestCmd struct {
 // SMTP server (logs in as a send would and quits before any MAIL, so nothing is sent). Each
 // is said as ok or as one sentence of what failed; a failure of either exits 1.
 func (c emailTestCmd) Run(env *runEnv) error {
-	src, err := openActions(env)
+	key, src, err := openSealed(env)
 	if err != nil {
 		return err
 	}
 	defer closeSource(src)
-	store := email.Store{Pool: src.Pool}
+	store := email.Store{Pool: src.Pool, Key: key}
 	a, err := store.Account(env.ctx, c.Name)
 	if errors.Is(err, email.ErrNoAccount) {
 		return &exitError{code: 2, err: err}

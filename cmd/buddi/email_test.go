@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,16 +88,41 @@ func TestEmailAddListTest(t *testing.T) {
 	// both are ok and nothing is sent. Postfix needs root; without it only this part skips.
 	t.Run("postfix", func(t *testing.T) {
 		smtp := srv.StartSMTP(t)
+		// Pointed at it in the database, the account is refused (its seal no longer checks):
+		// neither server is logged in to, and the list says so.
 		if _, err := pool.Exec(ctx, `UPDATE email.accounts SET smtp_port = $1 WHERE name = 'home'`, smtp.Port); err != nil {
 			t.Fatal(err)
 		}
+		code, out, errOut := runBuddi(t, vars, time.Minute, "email", "test", "home", "--json")
+		var tested map[string]any
+		const refused = "refused and its app password is not sent"
+		if code != 1 || json.Unmarshal([]byte(out), &tested) != nil || !strings.Contains(fmt.Sprint(tested["imap"]), refused) ||
+			!strings.Contains(fmt.Sprint(tested["smtp"]), refused) {
+			t.Fatalf("test --json of an account changed in the database: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, errOut = runBuddi(t, vars, time.Minute, "email", "list", "--json")
+		if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 1 || listed[0]["refused"] == nil ||
+			!strings.Contains(fmt.Sprint(listed[0]["last_error"]), "buddi email add home") {
+			t.Fatalf("list --json of an account changed in the database: exit %d\n%s%s", code, out, errOut)
+		}
+		// Added again by the owner with that port, it is sealed and used.
+		readd := func(port int) {
+			t.Helper()
+			a := slices.Clone(args)
+			a[slices.Index(a, "--smtp-port")+1] = strconv.Itoa(port)
+			if code, out, errOut := runWithInput(t, vars, mailtest.Password+"\n", a...); code != 0 {
+				t.Fatalf("add again: exit %d\n%s%s", code, out, errOut)
+			}
+		}
+		readd(smtp.Port)
 		t.Cleanup(func() {
 			if _, err := pool.Exec(ctx, `UPDATE email.accounts SET smtp_port = $1 WHERE name = 'home'`, closedPort); err != nil {
 				t.Error(err)
 			}
+			readd(closedPort)
 		})
-		code, out, errOut := runBuddi(t, vars, time.Minute, "email", "test", "home", "--json")
-		var tested map[string]any
+		code, out, errOut = runBuddi(t, vars, time.Minute, "email", "test", "home", "--json")
+		tested = nil
 		if code != 0 || json.Unmarshal([]byte(out), &tested) != nil || tested["ok"] != true || tested["imap"] != "ok" || tested["smtp"] != "ok" {
 			t.Fatalf("test --json against Postfix: exit %d\n%s%s\n%s", code, out, errOut, smtp.Logs())
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,41 @@ type Account struct {
 	LastSync time.Time
 	// LastError is the sentence of the last poll that failed, empty once one succeeds again.
 	LastError string
+	// Refused says why the row is not honoured ("" when its seal checks): its app password
+	// is never sent, and the owner adding the account again re-creates it.
+	Refused string
+
+	// sealed is set by the Store on a row whose seal checks; a login needs it, so an
+	// account that did not come from buddi's own records is never logged in to.
+	sealed bool
+}
+
+// purposeAccount is the seal's purpose for an account row.
+const purposeAccount = "email.account"
+
+// fields are what an account's seal covers: everything that decides where its app
+// password goes and what is read and sent under it.
+func (a Account) fields() []string {
+	return []string{a.Name, a.Address, a.IMAPHost, strconv.Itoa(a.IMAPPort), a.IMAPTLS, a.SMTPHost, strconv.Itoa(a.SMTPPort), a.SMTPTLS,
+		a.Username, a.Auth, a.PasswordSecret, strconv.Itoa(a.Backfill)}
+}
+
+// Fix is what the owner does about an account that is refused.
+func Fix(name string) string {
+	return fmt.Sprintf("check its servers, then add it again with buddi email add %s", name)
+}
+
+// usable returns nil for an account whose seal checked, else why its password is not sent,
+// in one sentence.
+func (a Account) usable() error {
+	if a.sealed {
+		return nil
+	}
+	why := a.Refused
+	if why == "" {
+		why = "it was not read from buddi's own records"
+	}
+	return fmt.Errorf("the account %s is refused and its app password is not sent, because %s; %s", a.Name, why, Fix(a.Name))
 }
 
 var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)

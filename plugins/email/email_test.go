@@ -34,7 +34,7 @@ func newFixture(t *testing.T) *fixture {
 	if _, err := migrations.Up(context.Background(), pool, nil, migrations.Set{Schema: Schema, FS: Migrations()}); err != nil {
 		t.Fatal(err)
 	}
-	store := Store{Pool: pool}
+	store := Store{Pool: pool, Key: testKey}
 	acct, err := store.AddAccount(context.Background(), Account{
 		Name: "test", Address: mailtest.User + "@example.org",
 		IMAPHost: srv.Host, IMAPPort: srv.Port, IMAPTLS: PlainLoopbackOnly,
@@ -227,7 +227,7 @@ func TestUnreachableIsOneSentenceWithinTheDeadline(t *testing.T) {
 	if _, err := migrations.Up(context.Background(), pool, nil, migrations.Set{Schema: Schema, FS: Migrations()}); err != nil {
 		t.Fatal(err)
 	}
-	store := Store{Pool: pool}
+	store := Store{Pool: pool, Key: testKey}
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestCancelStopsAPollAtOnce(t *testing.T) {
 	if _, err := migrations.Up(context.Background(), pool, nil, migrations.Set{Schema: Schema, FS: Migrations()}); err != nil {
 		t.Fatal(err)
 	}
-	store := Store{Pool: pool}
+	store := Store{Pool: pool, Key: testKey}
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -165,6 +165,9 @@ func (p *Poller) dial(ctx context.Context, a Account) (*session, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
+	if err := a.usable(); err != nil {
+		return nil, err
+	}
 	password, err := p.Secrets.Get(a.PasswordSecret)
 	if err != nil {
 		return nil, fmt.Errorf("the app password is not readable from the vault entry %s (%v); set it with buddi vault set %s", a.PasswordSecret, err, a.PasswordSecret)

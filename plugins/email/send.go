@@ -266,6 +266,9 @@ func (s *Sender) Send(ctx context.Context, a Account, secrets Secrets, o Outgoin
 	if err := a.Validate(); err != nil {
 		return Receipt{}, err
 	}
+	if err := a.usable(); err != nil {
+		return Receipt{}, fmt.Errorf("email: nothing was sent: %w", err)
+	}
 	if o.Date.IsZero() {
 		o.Date = s.now()
 	}

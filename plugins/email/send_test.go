@@ -98,7 +98,7 @@ func newPeer(t *testing.T, o peerOptions) *smtpPeer {
 }
 
 func (p *smtpPeer) account(mode string) Account {
-	return Account{ID: 1, Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 143, IMAPTLS: PlainLoopbackOnly,
+	return Account{ID: 1, sealed: true, Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 143, IMAPTLS: PlainLoopbackOnly,
 		SMTPHost: p.host, SMTPPort: p.port, SMTPTLS: mode, Username: peerUser, PasswordSecret: peerSecret}
 }
 
@@ -482,7 +482,7 @@ func TestOutgoingRefusesHeaderInjection(t *testing.T) {
 				t.Fatalf("Render = %v, want a refusal with %q", err, tt.want)
 			}
 			// Send refuses it before dialling: the port is closed.
-			a := Account{Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 1, IMAPTLS: PlainLoopbackOnly,
+			a := Account{sealed: true, Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 1, IMAPTLS: PlainLoopbackOnly,
 				SMTPHost: "127.0.0.1", SMTPPort: 1, SMTPTLS: PlainLoopbackOnly, Username: "alice", PasswordSecret: peerSecret}
 			if _, err := Send(context.Background(), a, nil, o); err == nil || !strings.Contains(err.Error(), "cannot be sent") {
 				t.Fatalf("Send = %v, want the refusal before any connection", err)

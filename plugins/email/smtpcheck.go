@@ -16,6 +16,9 @@ func (s *Sender) Check(ctx context.Context, a Account, secrets Secrets) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
+	if err := a.usable(); err != nil {
+		return fmt.Errorf("email: testing the SMTP server of %s failed: %w", a.Name, err)
+	}
 	fail := func(err error) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("email: testing the SMTP server of %s was stopped before it finished (%v)", a.Name, context.Cause(ctx))

@@ -173,7 +173,7 @@ func TestSMTPCheckFailsWithinTheDeadline(t *testing.T) {
 		{"no answer to AUTH", stallingSMTP(t, false), "logging in to"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := Account{Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 143, IMAPTLS: PlainLoopbackOnly,
+			a := Account{sealed: true, Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 143, IMAPTLS: PlainLoopbackOnly,
 				SMTPHost: "127.0.0.1", SMTPPort: tt.port, SMTPTLS: PlainLoopbackOnly, Username: peerUser, PasswordSecret: peerSecret}
 			start := time.Now()
 			err := (&Sender{Timeout: timeout}).Check(context.Background(), a, secrets())
@@ -194,7 +194,7 @@ func TestSMTPCheckFailsWithinTheDeadline(t *testing.T) {
 // returns at once, saying it was stopped.
 func TestSMTPCheckStoppedSaysSo(t *testing.T) {
 	port := stallingSMTP(t, false)
-	a := Account{Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 143, IMAPTLS: PlainLoopbackOnly,
+	a := Account{sealed: true, Name: "test", Address: "alice@example.org", IMAPHost: "127.0.0.1", IMAPPort: 143, IMAPTLS: PlainLoopbackOnly,
 		SMTPHost: "127.0.0.1", SMTPPort: port, SMTPTLS: PlainLoopbackOnly, Username: peerUser, PasswordSecret: peerSecret}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -10,55 +10,98 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/core/seal"
 )
 
 // ErrNoAccount is returned for an account name that is not in email.accounts.
 var ErrNoAccount = errors.New("email: no such account")
 
+// ErrNoKey means the store has no seal key, so it can add no account.
+var ErrNoKey = errors.New("email: no seal key to add an account with")
+
 // Store reads and writes the email schema.
 type Store struct {
 	Pool *pgxpool.Pool // the database holding the email schema
+	// Key seals the accounts the owner adds and checks them as they are read; with the
+	// zero key every account is refused and none can be added.
+	Key seal.Key
 }
 
 const accountColumns = `id, name, address, imap_host, imap_port, imap_tls, smtp_host, smtp_port,
-	smtp_tls, username, auth, password_secret, backfill, coalesce(last_sync, 'epoch'), last_error`
+	smtp_tls, username, auth, password_secret, backfill, coalesce(last_sync, 'epoch'), last_error, seal`
 
-func scanAccount(row pgx.Row) (Account, error) {
+// scanAccount reads an account row and checks its seal under key (Refused, sealed).
+func scanAccount(row pgx.Row, key seal.Key) (Account, error) {
 	var a Account
+	var sum string
 	err := row.Scan(&a.ID, &a.Name, &a.Address, &a.IMAPHost, &a.IMAPPort, &a.IMAPTLS, &a.SMTPHost,
-		&a.SMTPPort, &a.SMTPTLS, &a.Username, &a.Auth, &a.PasswordSecret, &a.Backfill, &a.LastSync, &a.LastError)
+		&a.SMTPPort, &a.SMTPTLS, &a.Username, &a.Auth, &a.PasswordSecret, &a.Backfill, &a.LastSync, &a.LastError, &sum)
 	if a.LastSync.Equal(time.Unix(0, 0)) {
 		a.LastSync = time.Time{}
+	}
+	if err == nil {
+		a.Refused = key.Why(sum, purposeAccount, a.fields()...)
+		a.sealed = a.Refused == ""
 	}
 	return a, err
 }
 
-// AddAccount validates a and inserts it, returning it with its id.
+// AddAccount validates a and stores it sealed, returning it with its id. An account of the
+// same name whose seal does not check is replaced, keeping its mailboxes and messages: the
+// owner adding it again is how it is re-created.
 func (s Store) AddAccount(ctx context.Context, a Account) (Account, error) {
 	if err := a.Validate(); err != nil {
 		return Account{}, err
 	}
+	if s.Key.IsZero() {
+		return Account{}, ErrNoKey
+	}
 	if a.Auth == "" {
 		a.Auth = AuthAppPassword
 	}
-	err := s.Pool.QueryRow(ctx, `INSERT INTO email.accounts (name, address, imap_host, imap_port,
-			imap_tls, smtp_host, smtp_port, smtp_tls, username, auth, password_secret, backfill)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-		a.Name, a.Address, a.IMAPHost, a.IMAPPort, a.IMAPTLS, a.SMTPHost, a.SMTPPort, a.SMTPTLS,
-		a.Username, a.Auth, a.PasswordSecret, a.Backfill).Scan(&a.ID)
+	a.Refused, a.sealed = "", false
+	sum := s.Key.Seal(purposeAccount, a.fields()...)
+	exists := fmt.Errorf("email: an account named %s already exists; choose another name", a.Name)
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		old, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM email.accounts WHERE name = $1 FOR UPDATE`, a.Name), s.Key)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return tx.QueryRow(ctx, `INSERT INTO email.accounts (name, address, imap_host, imap_port,
+					imap_tls, smtp_host, smtp_port, smtp_tls, username, auth, password_secret, backfill, seal)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+				a.Name, a.Address, a.IMAPHost, a.IMAPPort, a.IMAPTLS, a.SMTPHost, a.SMTPPort, a.SMTPTLS,
+				a.Username, a.Auth, a.PasswordSecret, a.Backfill, sum).Scan(&a.ID)
+		case err != nil:
+			return err
+		case old.sealed:
+			return exists
+		}
+		a.ID = old.ID
+		_, err = tx.Exec(ctx, `UPDATE email.accounts SET address = $2, imap_host = $3, imap_port = $4, imap_tls = $5,
+				smtp_host = $6, smtp_port = $7, smtp_tls = $8, username = $9, auth = $10, password_secret = $11,
+				backfill = $12, seal = $13, last_error = '', last_error_at = NULL WHERE id = $1`,
+			a.ID, a.Address, a.IMAPHost, a.IMAPPort, a.IMAPTLS, a.SMTPHost, a.SMTPPort, a.SMTPTLS,
+			a.Username, a.Auth, a.PasswordSecret, a.Backfill, sum)
+		return err
+	})
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return Account{}, fmt.Errorf("email: an account named %s already exists; choose another name", a.Name)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, exists):
+		return Account{}, err
+	case errors.As(err, &pgErr) && pgErr.Code == "23505":
+		return Account{}, exists
+	case err != nil:
 		return Account{}, fmt.Errorf("email: add the account %s: %w", a.Name, err)
 	}
+	a.sealed = true
 	return a, nil
 }
 
-// Account returns the account named name, or an error matching [ErrNoAccount].
+// Account returns the account named name, or an error matching [ErrNoAccount]. One whose
+// seal does not check is returned with Refused set.
 func (s Store) Account(ctx context.Context, name string) (Account, error) {
-	a, err := scanAccount(s.Pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM email.accounts WHERE name = $1`, name))
+	a, err := scanAccount(s.Pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM email.accounts WHERE name = $1`, name), s.Key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Account{}, fmt.Errorf("%w: %s (buddi email list shows the accounts)", ErrNoAccount, name)
 	}
@@ -68,7 +111,7 @@ func (s Store) Account(ctx context.Context, name string) (Account, error) {
 	return a, nil
 }
 
-// Accounts returns every account, by name.
+// Accounts returns every account, by name; one whose seal does not check has Refused set.
 func (s Store) Accounts(ctx context.Context) ([]Account, error) {
 	rows, err := s.Pool.Query(ctx, `SELECT `+accountColumns+` FROM email.accounts ORDER BY name`)
 	if err != nil {
@@ -77,7 +120,7 @@ func (s Store) Accounts(ctx context.Context) ([]Account, error) {
 	defer rows.Close()
 	var out []Account
 	for rows.Next() {
-		a, err := scanAccount(rows)
+		a, err := scanAccount(rows, s.Key)
 		if err != nil {
 			return nil, fmt.Errorf("email: read the accounts: %w", err)
 		}

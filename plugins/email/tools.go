@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/artifact"
+	"buddi/core/seal"
 	"buddi/plugins"
 )
 
@@ -53,6 +54,9 @@ type Deps struct {
 	Secrets Secrets
 	// Sender sends the messages; nil means a zero [Sender] (the system's TLS roots).
 	Sender *Sender
+	// Key checks the accounts' seals: an account whose seal does not check is refused, so
+	// with the zero key every account is.
+	Key seal.Key
 }
 
 // Plugin is the email plugin's tools over their dependencies, which [BindTools] may set after
@@ -197,10 +201,14 @@ func plural(n int, one string) string {
 	return fmt.Sprintf("%d %ss", n, one)
 }
 
-// account reads the account named name, as a refusal when there is none.
-func account(ctx context.Context, pool *pgxpool.Pool, name string) (Account, error) {
-	st := Store{Pool: pool}
+// account reads the account named name, as a refusal when there is none or its seal does
+// not check.
+func account(ctx context.Context, deps *Deps, name string) (Account, error) {
+	st := Store{Pool: deps.Pool, Key: deps.Key}
 	a, err := st.Account(ctx, name)
+	if err == nil && a.Refused != "" {
+		return a, refusef("The email account %q is refused and cannot be used, because %s; the owner can %s.", name, a.Refused, Fix(name))
+	}
 	if errors.Is(err, ErrNoAccount) {
 		names := []string{}
 		if all, err := st.Accounts(ctx); err == nil {
@@ -404,7 +412,7 @@ func (t *sendTool) resolve(ctx context.Context, deps *Deps, call plugins.Call) (
 	case !t.reply && d.InReplyToMessage != 0:
 		return plan{}, refusef("Draft %s version %d answers message %d, so it is sent with email.reply, which threads it.", v.Lineage, v.Version, d.InReplyToMessage)
 	}
-	if p.account, err = account(ctx, deps.Pool, d.Account); err != nil {
+	if p.account, err = account(ctx, deps, d.Account); err != nil {
 		return plan{}, err
 	}
 	if !strings.EqualFold(d.From, p.account.Address) {
@@ -850,7 +858,7 @@ func (t *draftTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.E
 
 // save validates a and writes it as a new draft, or a new version of a.Draft.
 func (t *draftTool) save(ctx context.Context, deps *Deps, call plugins.Call, a draftArgs) (artifact.Artifact, Draft, string, error) {
-	acct, err := account(ctx, deps.Pool, a.Account)
+	acct, err := account(ctx, deps, a.Account)
 	if err != nil {
 		return artifact.Artifact{}, Draft{}, "", err
 	}

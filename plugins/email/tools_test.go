@@ -62,13 +62,13 @@ func newDesk(t *testing.T) *desk {
 	if _, err := migrations.Up(ctx, d.pool, nil, migrations.Set{Schema: Schema, FS: Migrations()}); err != nil {
 		t.Fatal(err)
 	}
-	acct, err := Store{Pool: d.pool}.AddAccount(ctx, d.peer.account(PlainLoopbackOnly))
+	acct, err := Store{Pool: d.pool, Key: testKey}.AddAccount(ctx, d.peer.account(PlainLoopbackOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.acct = acct
 	d.store = artifact.NewStore(d.pool, t.TempDir())
-	p := New(Deps{Pool: d.pool, Artifacts: d.store, Secrets: secrets(), Sender: &Sender{Timeout: 5 * time.Second}})
+	p := New(Deps{Pool: d.pool, Artifacts: d.store, Secrets: secrets(), Sender: &Sender{Timeout: 5 * time.Second}, Key: testKey})
 	if d.reg, err = registry.New(p.Manifest()); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func (d *desk) counts() string {
 func (d *desk) receive(raw string, m Message) int64 {
 	d.t.Helper()
 	ctx := context.Background()
-	st := Store{Pool: d.pool}
+	st := Store{Pool: d.pool, Key: testKey}
 	mb, _, err := st.mailbox(ctx, d.acct.ID, inbox, 7, 0)
 	if err != nil {
 		d.t.Fatal(err)
