@@ -307,14 +307,27 @@ func record(v *View, o *object) bool {
 	return len(v.Pairs) > 0
 }
 
-// figures reports whether a record carries a number.
+// figures reports whether a record carries a number that is a figure: not an identifier
+// or a version (id, note_id, draftId, version, revision), which is what a receipt carries.
 func figures(v *View) bool {
 	for _, p := range v.Pairs {
-		if p.Number {
+		if p.Number && !identifier(p.Key) {
 			return true
 		}
 	}
 	return false
+}
+
+// identifier reports whether key names an identifier or a version rather than a quantity.
+func identifier(key string) bool {
+	k := strings.ToLower(key)
+	switch {
+	case k == "id", k == "uid", k == "version", k == "revision", k == "rev":
+		return true
+	case strings.HasSuffix(k, "_id"), strings.HasSuffix(k, "-id"), strings.HasSuffix(k, "_version"), strings.HasSuffix(k, "_revision"):
+		return true
+	}
+	return len(key) > 2 && strings.HasSuffix(key, "Id")
 }
 
 // Columns returns the keys of the rows at rowsPath in data ("" takes the first array, as a

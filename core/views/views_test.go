@@ -140,6 +140,8 @@ func TestInferenceShapes(t *testing.T) {
 		{"empty array", `[]`, "", ""},
 		{"empty object", `{}`, "", ""},
 		{"a receipt", `{"id":"m-1","status":"sent"}`, "", ""},
+		{"a receipt with numbers that are ids and versions", `{"id":42,"note_id":7,"draftId":3,"version":2,"revision":5,"status":"kept"}`, "", ""},
+		{"a record with a figure beside its id", `{"id":42,"status":"done","passed":41}`, "", KeyValue},
 		{"nested object", `{"a":{"b":1},"c":{"d":2}}`, "", ""},
 		{"a wall of prose", "", prose, ""},
 		{"a short line", "", "Done.", ""},
@@ -185,6 +187,12 @@ func TestDescriptorPaths(t *testing.T) {
 	kv := &plugins.ViewDescriptor{Tool: "demo.read", Renderer: "keyvalue"}
 	if v := Resolve(Input{Result: Result{Tool: "demo.read", Data: json.RawMessage(`{"ok":true,"id":"x"}`)}, Descriptor: kv}); v != nil {
 		t.Fatalf("a receipt drew %+v", v)
+	}
+	if v := Resolve(Input{Result: Result{Tool: "demo.read", Data: json.RawMessage(`{"title":"Kept","id":12,"version":3,"scope":"private"}`)}, Descriptor: kv}); v != nil {
+		t.Fatalf("a receipt of ids and a version drew %+v", v)
+	}
+	if v := Resolve(Input{Result: Result{Tool: ShowTool, Data: json.RawMessage(`{"canvas":{"renderer":"keyvalue","data":{"id":12,"version":3}}}`)}}); v == nil {
+		t.Fatal("canvas.show of a receipt drew nothing: what the agent shows is drawn")
 	}
 	if v := Resolve(Input{Result: Result{Tool: "demo.list", Data: json.RawMessage(`{"page":{"items":[]}}`)}, Descriptor: d}); v != nil {
 		t.Fatalf("an empty table drew %+v", v)
