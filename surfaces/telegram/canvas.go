@@ -2,15 +2,17 @@ package telegram
 
 import (
 	"encoding/json"
+	"strings"
 
 	"buddi/core/views"
 )
 
 // canvasText is a view the agent showed (canvas.show) degraded to a message, Telegram
-// having no canvas: a table as aligned lines in a code block, a record as "key: value"
-// lines, a diff as a diff block, a link as its address. "" for a view that is not one of
-// those (a document or a terminal's text would only repeat what the reply says), one the
-// agent did not show, a failure, or none.
+// having no canvas, whatever its renderer, as canvas.show tells the agent: a table as
+// aligned lines in a code block, a record as "key: value" lines, a diff or code as a code
+// block, a document as its opening lines, a link as its address, a value as its JSON, each
+// cut where views.Text cuts it and to one message; an image as one line naming it and
+// saying it is on the dashboard. "" for a view the agent did not show, a failure, or none.
 func canvasText(view json.RawMessage) string {
 	if len(view) == 0 {
 		return ""
@@ -21,9 +23,14 @@ func canvasText(view json.RawMessage) string {
 	if json.Unmarshal(view, &v) != nil || v.Failed || v.Source != views.FromExplicit {
 		return ""
 	}
-	switch v.Renderer {
-	case views.Table, views.KeyValue, views.Bars, views.Timeseries, views.Diff, views.Preview:
-		return clip(views.Text(&v, true))
+	if v.Renderer == views.Image {
+		// Telegram gets no image: its name, as written (no Markdown of it becomes a link),
+		// and where to see it. The artifact's id would tell the owner nothing.
+		line := "An image, shown on the dashboard."
+		if title := strings.Join(strings.Fields(v.Title), " "); title != "" {
+			line = literal(title) + ": an image, shown on the dashboard."
+		}
+		return clip(line)
 	}
-	return ""
+	return clip(views.Text(&v, true))
 }

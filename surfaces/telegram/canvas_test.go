@@ -11,8 +11,9 @@ import (
 
 // Telegram has no canvas: what canvas.show is given arrives as text (a table as aligned
 // lines in a code block, a diff as a diff block, in HTML Telegram draws monospaced); a
-// document's view (what the reply says anyway), a failure, and a tool's table the agent did
-// not show send nothing.
+// tool's document the agent did not show (what the reply says anyway), a failure, and a
+// tool's table the agent did not show send nothing. Every other renderer canvas.show takes:
+// canvas_shown_test.go.
 func TestCanvasDegradesToText(t *testing.T) {
 	shown := func(renderer, data string) json.RawMessage {
 		return views.Scrub(views.Resolve(views.Input{Result: views.Result{Tool: views.ShowTool,
