@@ -129,7 +129,7 @@ func (w *wired) dashboardDeps() dashboard.Deps {
 				return convs.TakeOffer(ctx, id, "dashboard", runner.StartNext(run.Meta{Surface: "dashboard", Interactive: true}))
 			}},
 		Jobs: failedJobs{pool: src.Pool, q: w.q}, Developer: developerSettings{store: w.devStore, tailnet: w.node != nil},
-		Previews: previews{srv: w.previewSrv, port: w.previewPort}, Artifacts: artifactFiles{w.artifacts}, Files: w.artifacts,
+		Previews: previews{srv: w.previewSrv, port: w.previewPort}, Artifacts: artifactFiles{w.artifacts}, Files: w.artifacts, FilesScrub: scrubber(w.scrub),
 		Remote: w.cfg.Remote(), PublicHost: w.cfg.WebHost, Seal: w.seal, CLIToken: w.cliToken, MetricsToken: w.metricsToken, WebFetches: webFetches{pool: src.Pool, scrub: w.scrub},
 		Accounts: runner.Accounts, Vault: w.secrets, Probe: dashboard.AccountProbe{Transport: runner.Transport},
 		Missions: &scheduler.Store{Pool: src.Pool, Insert: w.insert},
@@ -181,4 +181,13 @@ func (w *wired) tailnet() func() actors.Actor {
 	}
 	w.health.tailnet = tn
 	return actors.Go("tailnet", tn.serve)
+}
+
+// scrubber is l as a redact.Scrubber, or nil when there is none (no vault): a nil *Live in
+// an interface would not compare equal to nil.
+func scrubber(l *redact.Live) redact.Scrubber {
+	if l == nil {
+		return nil
+	}
+	return l
 }

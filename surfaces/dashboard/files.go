@@ -138,8 +138,8 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // previewFile is GET /api/files/{id}/preview: a raster image with its own type, or text as
-// text/plain (at most MaxPreviewText bytes, cut on a character); anything else is refused in
-// a sentence, to be downloaded instead.
+// text/plain with stored secrets replaced (at most MaxPreviewText bytes, cut on a character);
+// anything else is refused in a sentence, to be downloaded instead.
 func (s *Server) previewFile(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a, data, err := s.deps.Files.Open(r.Context(), id)
@@ -154,6 +154,10 @@ func (s *Server) previewFile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", mt)
 		w.Header().Set("Content-Disposition", "inline")
 	case artifact.Textual(a.MediaType) && utf8.Valid(data):
+		// Scrubbed whole before the cut, so a secret the cut would split is never half shown.
+		if s.deps.FilesScrub != nil {
+			data = s.deps.FilesScrub.Bytes(data)
+		}
 		if len(data) > MaxPreviewText {
 			end := MaxPreviewText
 			for end > 0 && !utf8.RuneStart(data[end]) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"buddi/core/artifact"
+	"buddi/core/redact"
 	"buddi/health"
 	"buddi/internal/pgtest"
 	"buddi/surfaces/dashboard"
@@ -179,4 +180,37 @@ func getJSON(t *testing.T, url string, v any) int {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	return resp.StatusCode
+}
+
+// TestFilesPreviewIsScrubbed: a text file holding a stored secret is previewed with the
+// secret's mark in its place, also when the secret straddles the preview's cut; the download
+// stays the file as it was kept.
+func TestFilesPreviewIsScrubbed(t *testing.T) {
+	const secret = "sk-live-preview-5f3a9c2e71"
+	pool := pgtest.Pool(t)
+	store := artifact.NewStore(pool, t.TempDir())
+	srv := dashboard.NewServer(dashboard.Deps{
+		Health: func(context.Context) health.Report { return health.Report{Status: "ok"} },
+		Pool:   pool, Seal: key, Files: store, FilesScrub: redact.New(map[string]string{"API_KEY": secret}),
+	})
+	b := &filesBundle{ts: httptest.NewServer(srv.Handler()), srv: srv, store: store}
+	t.Cleanup(b.ts.Close)
+	signIn(t, pool, key, b.ts.Listener.Addr().String())
+
+	note := b.save(t, artifact.Artifact{Name: "notes.txt", MediaType: "text/plain", Agent: "dev"}, "the key is "+secret+"\n")
+	resp, body := b.fetch(t, "/api/files/"+note.ID+"/preview")
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, secret) || !strings.Contains(body, "API_KEY") {
+		t.Fatalf("preview: %d %q, want the secret replaced by its mark", resp.StatusCode, body)
+	}
+	// The secret straddles the preview's bound: no part of it is shown.
+	pad := strings.Repeat("a", dashboard.MaxPreviewText-len(secret)/2)
+	long := b.save(t, artifact.Artifact{Name: "long.txt", MediaType: "text/plain", Agent: "dev"}, pad+secret+" tail")
+	resp, body = b.fetch(t, "/api/files/"+long.ID+"/preview")
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, secret[:len(secret)/2]) || len(body) > dashboard.MaxPreviewText {
+		t.Fatalf("preview of a file cut in a secret: %d, %d bytes, shows part of it: %v", resp.StatusCode, len(body), strings.Contains(body, secret[:len(secret)/2]))
+	}
+	resp, body = b.fetch(t, "/api/files/"+note.ID+"/download")
+	if resp.StatusCode != http.StatusOK || body != "the key is "+secret+"\n" {
+		t.Fatalf("download: %d %q, want the file as kept", resp.StatusCode, body)
+	}
 }

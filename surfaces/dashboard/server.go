@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"buddi/core/executor"
+	"buddi/core/redact"
 	"buddi/core/registry"
 	"buddi/core/seal"
 	"buddi/health"
@@ -83,6 +84,9 @@ type Deps struct {
 	Artifacts Artifacts
 	// Files serves the Files page (core's artifact store); nil leaves those routes out.
 	Files Files
+	// FilesScrub replaces stored secrets in the text a file's preview shows (a download stays
+	// the file as kept); nil shows the text as it is.
+	FilesScrub redact.Scrubber
 	// PublicHost is the name requests may carry in Host besides the loopback names and the
 	// listener's address (BUDDI_WEB_HOST).
 	PublicHost string
