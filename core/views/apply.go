@@ -41,6 +41,9 @@ func apply(r string, paths map[string]string, opts map[string]any, root any, con
 		if !table(v, rows, cols) {
 			return nil
 		}
+		if !explicit && blankRows(v.Rows) {
+			return nil // columns that are in none of the rows: nothing to draw (canvas.show says so itself)
+		}
 	case KeyValue:
 		rec, ok := slot("record")
 		if !ok {
@@ -289,6 +292,18 @@ func table(v *View, rows any, cols []string) bool {
 			}
 		}
 		v.Rows = append(v.Rows, row)
+	}
+	return true
+}
+
+// blankRows reports whether every cell of rows is empty.
+func blankRows(rows [][]string) bool {
+	for _, r := range rows {
+		for _, c := range r {
+			if c != "" {
+				return false
+			}
+		}
 	}
 	return true
 }

@@ -197,6 +197,10 @@ func TestDescriptorPaths(t *testing.T) {
 	if v := Resolve(Input{Result: Result{Tool: "demo.list", Data: json.RawMessage(`{"page":{"items":[]}}`)}, Descriptor: d}); v != nil {
 		t.Fatalf("an empty table drew %+v", v)
 	}
+	// A descriptor whose columns are in none of the rows draws nothing, not a table of blanks.
+	if v := Resolve(Input{Result: Result{Tool: "demo.list", Data: json.RawMessage(`{"page":{"items":[{"a":1},{"b":2}]}}`)}, Descriptor: d}); v != nil {
+		t.Fatalf("a table of blanks drew %+v", v)
+	}
 }
 
 func TestTextDegrades(t *testing.T) {
