@@ -282,8 +282,10 @@ func (c *Cluster) initdb(ctx context.Context, ownerPW string) error {
 		return err
 	}
 	defer unix.Unlinkat(int(dir.Fd()), initPwfile, 0)
+	// Sorting is bytewise (C), the same on every machine; the character type is C.UTF-8, so
+	// lower(), ILIKE and pg_trgm (memory's recall) know the letters of every alphabet.
 	args := []string{"-D", c.DataDir(), "-U", Owner, "--auth=scram-sha-256", "--pwfile=" + filepath.Join(c.opts.Dir, initPwfile),
-		"-E", "UTF8", "--locale=C", "--no-instructions"}
+		"-E", "UTF8", "--locale=C", "--lc-ctype=C.UTF-8", "--no-instructions"}
 	if c.opts.Fast {
 		args = append(args, "--no-sync")
 	}

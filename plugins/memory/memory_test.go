@@ -532,3 +532,23 @@ func TestAKeyLongerOnceLoweredIsRefusedInOneSentence(t *testing.T) {
 	}
 	b.ok(t, "concierge", "c1", "memory.prefer", map[string]any{"key": strings.Repeat("Ⱥ", 33), "value": "v"}, nil)
 }
+
+// A misspelt or inflected keyword finds its note in any alphabet, as in English: pg_trgm
+// makes trigrams of every letter (the cluster's character type is UTF-8, not C).
+func TestRecallToleratesTyposInEveryAlphabet(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	ru := b.remember(t, "concierge", "c1", map[string]any{"text": "Встреча с бухгалтером в пятницу."})
+	el := b.remember(t, "concierge", "c1", map[string]any{"text": "Η συνάντηση είναι την Τρίτη."})
+	en := b.remember(t, "concierge", "c1", map[string]any{"text": "Dentist appointment on Thursday."})
+	for q, want := range map[string]int64{
+		"пятница": ru, "бухгалтр": ru,
+		"συναντηση": el,
+		"dentsit": en, "thursdya": en,
+	} {
+		got := b.recall(t, "concierge", "c2", q)
+		if len(got.Notes) != 1 || got.Notes[0].ID != want {
+			t.Errorf("recall %q: %v, want %d", q, ids(got), want)
+		}
+	}
+}
