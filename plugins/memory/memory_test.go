@@ -544,7 +544,7 @@ func TestRecallToleratesTyposInEveryAlphabet(t *testing.T) {
 	for q, want := range map[string]int64{
 		"пятница": ru, "бухгалтр": ru,
 		"συναντηση": el,
-		"dentsit": en, "thursdya": en,
+		"dentsit":   en, "thursdya": en,
 	} {
 		got := b.recall(t, "concierge", "c2", q)
 		if len(got.Notes) != 1 || got.Notes[0].ID != want {
