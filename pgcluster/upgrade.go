@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,11 +112,17 @@ func upgrade(ctx context.Context, opts UpgradeOptions, from, to Install) (*Upgra
 	if err := old.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the PostgreSQL %s cluster before upgrading it: %w", from.Major, err)
 	}
+	// pg_upgrade wants the new cluster's locale as the old one's: a cluster made before new
+	// ones took C.UTF-8 as their character type keeps its own.
+	ctype, ctypeErr := old.characterType(ctx)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	err := old.Stop(stopCtx)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("stop the PostgreSQL %s cluster before upgrading it: %w", from.Major, err)
+	}
+	if ctypeErr != nil {
+		return nil, fmt.Errorf("read the PostgreSQL %s cluster's character type before upgrading it: %w", from.Major, ctypeErr)
 	}
 	ownerPW, err := readPassword(old.PasswordFile(Owner))
 	if err != nil {
@@ -141,9 +148,10 @@ func upgrade(ctx context.Context, opts UpgradeOptions, from, to Install) (*Upgra
 	if err := next.prepare(); err != nil {
 		return nil, err
 	}
+	next.initArgs = []string{"--lc-ctype=" + ctype}
 	if compareMajor(to.Major, "18") >= 0 && !checksums(ctx, old) {
 		// initdb turns data checksums on from 18, and pg_upgrade wants both clusters alike.
-		next.initArgs = []string{"--no-data-checksums"}
+		next.initArgs = append(next.initArgs, "--no-data-checksums")
 	}
 	if err := next.initdb(ctx, ownerPW); err != nil {
 		return nil, err
@@ -245,4 +253,29 @@ func checksums(ctx context.Context, c *Cluster) bool {
 		}
 	}
 	return false
+}
+
+// characterType is the running cluster's character type (template1's, which initdb set).
+func (c *Cluster) characterType(ctx context.Context) (string, error) {
+	pw, err := readPassword(c.PasswordFile(Owner))
+	if err != nil {
+		return "", err
+	}
+	cfg, err := c.connConfig(Owner, pw, "postgres")
+	if err != nil {
+		return "", err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var ctype string
+	if err := conn.QueryRow(ctx, `SELECT datctype FROM pg_database WHERE datname = 'template1'`).Scan(&ctype); err != nil {
+		return "", err
+	}
+	if ctype == "" || strings.ContainsAny(ctype, " \t\n'\"") {
+		return "", fmt.Errorf("its character type %q is not a locale name initdb takes", ctype)
+	}
+	return ctype, nil
 }

@@ -265,3 +265,63 @@ func TestInstallsThroughLinksAreOne(t *testing.T) {
 		t.Fatalf("installs = %v, want only %s", got, real)
 	}
 }
+
+// TestUpgradeKeepsAnOlderCharacterType: a cluster an earlier buddi made with the C character
+// type upgrades (pg_upgrade refuses a new cluster whose locale differs) and keeps it; a new
+// cluster gets C.UTF-8.
+func TestUpgradeKeepsAnOlderCharacterType(t *testing.T) {
+	all := Installed()
+	if len(all) == 0 {
+		t.Fatal("this test needs PostgreSQL server binaries")
+	}
+	from, to := all[len(all)-1], all[0]
+	if _, err := os.Stat(filepath.Join(to.BinDir, "pg_upgrade")); err != nil {
+		t.Skipf("no pg_upgrade in %s", to.BinDir)
+	}
+	ctx := startCtx(t)
+	ctypeOf := func(c *Cluster) string {
+		t.Helper()
+		conn := ownerConn(t, ctx, c)
+		defer conn.Close(ctx)
+		var ctype string
+		if err := conn.QueryRow(ctx, "SELECT datctype FROM pg_database WHERE datname = 'postgres'").Scan(&ctype); err != nil {
+			t.Fatal(err)
+		}
+		return ctype
+	}
+
+	fresh := New(Options{Dir: filepath.Join(t.TempDir(), "pg"), BinDir: to.BinDir, Fast: true, DieWithParent: true})
+	if err := fresh.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctypeOf(fresh); got != "C.UTF-8" {
+		t.Errorf("a new cluster's character type is %q, want C.UTF-8", got)
+	}
+	if err := fresh.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "pg")
+	old := New(Options{Dir: dir, BinDir: from.BinDir, Fast: true, DieWithParent: true})
+	old.initArgs = []string{"--lc-ctype=C"} // as an earlier buddi made it
+	if err := old.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctypeOf(old); got != "C" {
+		t.Fatalf("the old cluster's character type is %q, want C", got)
+	}
+	if err := old.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := upgrade(ctx, UpgradeOptions{Dir: dir, Fast: true}, from, to); err != nil {
+		t.Fatalf("upgrade of a C cluster: %v", err)
+	}
+	after := New(Options{Dir: dir, BinDir: to.BinDir, Fast: true, DieWithParent: true})
+	t.Cleanup(func() { _ = after.Stop(context.Background()) })
+	if err := after.Start(ctx); err != nil {
+		t.Fatalf("start the upgraded cluster: %v", err)
+	}
+	if got := ctypeOf(after); got != "C" {
+		t.Errorf("the upgraded cluster's character type is %q, want the old one's, C", got)
+	}
+}
