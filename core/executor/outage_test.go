@@ -36,10 +36,24 @@ func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 		begin func(t *testing.T) (end func())
 	}{
 		{"postmaster killed", func(t *testing.T) func() {
-			if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
+			pid := c.Pid()
+			backends := childrenOf(t, pid)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			<-c.Done()
+			// A backend serves on until it sees its postmaster gone, and one could still take
+			// a write just after the kill: the outage begins once every backend has exited
+			// (those that have not within 10 s are killed, as a crash would).
+			deadline := time.Now().Add(10 * time.Second)
+			for _, b := range backends {
+				for running(b) {
+					if time.Now().After(deadline) {
+						_ = syscall.Kill(b, syscall.SIGKILL)
+					}
+					time.Sleep(5 * time.Millisecond) // a poll with a deadline: an exit of a process not ours sends no signal
+				}
+			}
 			return func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
@@ -163,6 +177,20 @@ func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 }
 
 // childrenOf lists the processes whose parent is pid.
+// running reports whether pid is a process that has not exited (a zombie has).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	rest := b[bytes.LastIndexByte(b, ')')+1:]
+	var state string
+	if _, err := fmt.Sscan(string(rest), &state); err != nil {
+		return false
+	}
+	return state != "Z" && state != "X"
+}
+
 func childrenOf(t *testing.T, pid int) []int {
 	t.Helper()
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
