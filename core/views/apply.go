@@ -41,7 +41,7 @@ func apply(r string, paths map[string]string, opts map[string]any, root any, con
 		if !table(v, rows, cols) {
 			return nil
 		}
-		if !explicit && blankRows(v.Rows) {
+		if !explicit && BlankRows(v.Rows) {
 			return nil // columns that are in none of the rows: nothing to draw (canvas.show says so itself)
 		}
 	case KeyValue:
@@ -296,8 +296,9 @@ func table(v *View, rows any, cols []string) bool {
 	return true
 }
 
-// blankRows reports whether every cell of rows is empty.
-func blankRows(rows [][]string) bool {
+// BlankRows reports whether every cell of rows is empty: a table's columns that are in none
+// of its rows.
+func BlankRows(rows [][]string) bool {
 	for _, r := range rows {
 		for _, c := range r {
 			if c != "" {

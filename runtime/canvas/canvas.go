@@ -114,7 +114,7 @@ func (t showTool) Execute(ctx context.Context, call plugins.Call, _ *plugins.Env
 	if v == nil {
 		return plugins.Result{Text: fmt.Sprintf("Nothing to draw: a %s needs %s. Nothing was shown.", a.Renderer, needs(a.Renderer)), IsError: true}, nil
 	}
-	if v.Renderer == views.Table && blank(v.Rows) {
+	if v.Renderer == views.Table && views.BlankRows(v.Rows) {
 		return plugins.Result{Text: fmt.Sprintf("Nothing to draw: none of the columns %q has a value in the rows; name paths within a row. Nothing was shown.", v.Columns), IsError: true}, nil
 	}
 	text := fmt.Sprintf("Shown on the canvas as %s: %q.", v.Renderer, s.Title)
@@ -145,18 +145,6 @@ func (t showTool) earlier(ctx context.Context, conv, callID string) (json.RawMes
 		return data, nil
 	}
 	return json.Marshal(content)
-}
-
-// blank reports whether every cell of rows is empty: columns that are in none of the rows.
-func blank(rows [][]string) bool {
-	for _, r := range rows {
-		for _, c := range r {
-			if c != "" {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // needs says what a renderer draws from.

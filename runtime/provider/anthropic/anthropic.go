@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -270,46 +269,27 @@ func (p *Provider) params(req provider.Request, names *provider.ToolNames) (sdk.
 	return out, nil
 }
 
-// toolCacheSize bounds the encoded tools kept: far more than the tools of every agent.
-const toolCacheSize = 4096
-
-// toolCache keeps each tool's wire JSON by its wire name, description and schema: a
-// run's every step offers the same tools, and decoding and encoding their schemas again
-// was most of the cost of building a request.
-var toolCache struct {
-	sync.Mutex
-	m map[string]json.RawMessage
-}
+// toolCache keeps each tool's wire JSON, encoded once.
+var toolCache provider.ToolCache
 
 // encodedTool is the tool as the Messages wire takes it ({"name", "description",
 // "input_schema"}), encoded once and then taken from toolCache.
 func encodedTool(wire string, t provider.Tool) (json.RawMessage, error) {
-	key := wire + "\x00" + t.Description + "\x00" + string(t.Schema)
-	toolCache.Lock()
-	b, ok := toolCache.m[key]
-	toolCache.Unlock()
-	if ok {
+	return toolCache.Encoded(wire, t, func() (json.RawMessage, error) {
+		schema, err := inputSchema(t.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		tool := sdk.ToolParam{Name: wire, InputSchema: schema}
+		if t.Description != "" {
+			tool.Description = sdk.String(t.Description)
+		}
+		b, err := json.Marshal(tool)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: encode: %w", t.Name, err)
+		}
 		return b, nil
-	}
-	schema, err := inputSchema(t.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-	}
-	tool := sdk.ToolParam{Name: wire, InputSchema: schema}
-	if t.Description != "" {
-		tool.Description = sdk.String(t.Description)
-	}
-	b, err = json.Marshal(tool)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: encode: %w", t.Name, err)
-	}
-	toolCache.Lock()
-	if toolCache.m == nil || len(toolCache.m) >= toolCacheSize {
-		toolCache.m = make(map[string]json.RawMessage)
-	}
-	toolCache.m[key] = b
-	toolCache.Unlock()
-	return b, nil
+	})
 }
 
 // inputSchema turns a tool's JSON Schema into the SDK's input schema, which must be an

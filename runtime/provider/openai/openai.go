@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -207,49 +206,30 @@ func (p *Provider) params(req provider.Request, names *provider.ToolNames) (sdk.
 	return out, nil
 }
 
-// toolCacheSize bounds the encoded tools kept: far more than the tools of every agent.
-const toolCacheSize = 4096
-
-// toolCache keeps each tool's wire JSON by its wire name, description and schema: a
-// run's every step offers the same tools, and decoding and encoding their schemas again
-// was most of the cost of building a request.
-var toolCache struct {
-	sync.Mutex
-	m map[string]json.RawMessage
-}
+// toolCache keeps each tool's wire JSON, encoded once.
+var toolCache provider.ToolCache
 
 // encodedTool is the tool as the Chat Completions wire takes it ({"type": "function",
 // "function": {…}}), encoded once and then taken from toolCache.
 func encodedTool(wire string, t provider.Tool) (json.RawMessage, error) {
-	key := wire + "\x00" + t.Description + "\x00" + string(t.Schema)
-	toolCache.Lock()
-	b, ok := toolCache.m[key]
-	toolCache.Unlock()
-	if ok {
-		return b, nil
-	}
-	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
-	if len(t.Schema) > 0 {
-		params = shared.FunctionParameters{}
-		if err := json.Unmarshal(t.Schema, &params); err != nil {
-			return nil, fmt.Errorf("tool %s: schema: %w", t.Name, err)
+	return toolCache.Encoded(wire, t, func() (json.RawMessage, error) {
+		params := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		if len(t.Schema) > 0 {
+			params = shared.FunctionParameters{}
+			if err := json.Unmarshal(t.Schema, &params); err != nil {
+				return nil, fmt.Errorf("tool %s: schema: %w", t.Name, err)
+			}
 		}
-	}
-	def := shared.FunctionDefinitionParam{Name: wire, Parameters: params}
-	if t.Description != "" {
-		def.Description = sdk.String(t.Description)
-	}
-	b, err := json.Marshal(sdk.ChatCompletionFunctionTool(def))
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: encode: %w", t.Name, err)
-	}
-	toolCache.Lock()
-	if toolCache.m == nil || len(toolCache.m) >= toolCacheSize {
-		toolCache.m = make(map[string]json.RawMessage)
-	}
-	toolCache.m[key] = b
-	toolCache.Unlock()
-	return b, nil
+		def := shared.FunctionDefinitionParam{Name: wire, Parameters: params}
+		if t.Description != "" {
+			def.Description = sdk.String(t.Description)
+		}
+		b, err := json.Marshal(sdk.ChatCompletionFunctionTool(def))
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: encode: %w", t.Name, err)
+		}
+		return b, nil
+	})
 }
 
 // messages translates one port message: an assistant message into one assistant message
