@@ -183,7 +183,9 @@ func (c *Conn) Call(ctx context.Context, session, method string, params, result 
 	}
 	if err := c.write(append(data, 0)); err != nil {
 		forget()
-		return fmt.Errorf("devtools: %s: send to the browser: %w", method, err)
+		// A pipe that takes no more is a browser gone (it exited before the reader saw the
+		// pipe's end), and a message cut short would leave the pipe unusable anyway.
+		return fmt.Errorf("devtools: %s: send to the browser (%v): %w", method, err, ErrClosed)
 	}
 	select {
 	case a := <-ch:
