@@ -20,6 +20,7 @@ import (
 	"buddi/core/registry"
 	"buddi/db"
 	"buddi/internal/pgtest"
+	"buddi/internal/proctest"
 	"buddi/migrations"
 	"buddi/plugins"
 )
@@ -47,11 +48,13 @@ func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 			// (those that have not within 10 s are killed, as a crash would).
 			deadline := time.Now().Add(10 * time.Second)
 			for _, b := range backends {
-				for running(b) {
-					if time.Now().After(deadline) {
-						_ = syscall.Kill(b, syscall.SIGKILL)
+				if exited, err := proctest.WaitExit(b, time.Until(deadline)); err != nil {
+					t.Fatal(err)
+				} else if !exited {
+					_ = syscall.Kill(b, syscall.SIGKILL)
+					if exited, _ := proctest.WaitExit(b, 10*time.Second); !exited {
+						t.Fatalf("backend %d outlived SIGKILL", b)
 					}
-					time.Sleep(5 * time.Millisecond) // a poll with a deadline: an exit of a process not ours sends no signal
 				}
 			}
 			return func() {
@@ -177,20 +180,6 @@ func TestOutcomeSurvivesDatabaseOutage(t *testing.T) {
 }
 
 // childrenOf lists the processes whose parent is pid.
-// running reports whether pid is a process that has not exited (a zombie has).
-func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	rest := b[bytes.LastIndexByte(b, ')')+1:]
-	var state string
-	if _, err := fmt.Sscan(string(rest), &state); err != nil {
-		return false
-	}
-	return state != "Z" && state != "X"
-}
-
 func childrenOf(t *testing.T, pid int) []int {
 	t.Helper()
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"buddi/internal/proctest"
 	"buddi/plugins/mcp"
 )
 
@@ -64,13 +65,13 @@ func TestAStdioServerDiesWithBuddi(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
-	deadline := time.Now().Add(20 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the server (pid %d) still runs 20 s after buddi was killed", pid)
-		}
-		time.Sleep(20 * time.Millisecond) // a poll with a deadline: the kernel sends no signal to wait on
+	exited, err := proctest.WaitExit(pid, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exited {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the server (pid %d) still runs 20 s after buddi was killed", pid)
 	}
 }
 
