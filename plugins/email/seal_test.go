@@ -179,3 +179,43 @@ func TestAnUnsealedAccountIsReplacedByAddingItAgain(t *testing.T) {
 		t.Fatalf("an account not read from the store: %v, want it refused", err)
 	}
 }
+
+// TestASealMovedToAnotherAccountDoesNotCheck: a database writer who copies a working
+// account's seal onto another row (or onto the same row after pointing it elsewhere) gets a
+// refused account: the seal binds every field it covers.
+func TestASealMovedToAnotherAccountDoesNotCheck(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	other := f.acct
+	other.ID, other.Name, other.IMAPHost = 0, "other", "localhost"
+	if _, err := f.store.AddAccount(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Pool.Exec(ctx, `UPDATE email.accounts SET seal = (SELECT seal FROM email.accounts WHERE name = 'test') WHERE name = 'other'`); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := f.store.Account(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Refused != seal.WhyBadSeal {
+		t.Fatalf("a seal copied from another account: Refused = %q, want %q", moved.Refused, seal.WhyBadSeal)
+	}
+	if _, err := f.poller.Poll(ctx, moved); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("poll with a copied seal: %v, want it refused", err)
+	}
+	// Swapping the names of two sealed rows leaves both refused.
+	if _, err := f.store.Pool.Exec(ctx, `UPDATE email.accounts SET name = CASE name WHEN 'test' THEN 'swap' ELSE 'test' END WHERE name IN ('test', 'other');
+		UPDATE email.accounts SET name = 'other' WHERE name = 'swap'`); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.store.Accounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range all {
+		if a.Refused == "" {
+			t.Fatalf("after the rows' names were swapped, %s is honoured", a.Name)
+		}
+	}
+}
