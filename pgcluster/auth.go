@@ -99,8 +99,9 @@ func (c *Cluster) passwords() (owner, app string, err error) {
 }
 
 // readOrCreatePassword returns the password in the file at path, creating the file (32 random
-// bytes as unpadded base64url, mode 0600) when it does not exist. Created exclusively, so two
-// processes racing agree on the winner's.
+// bytes as unpadded base64url, mode 0600) when it does not exist. The password is written whole
+// to a file of its own, synced, and linked into place, which fails when path exists: two
+// processes racing agree on the winner's, and no reader sees the file before it holds it.
 func readOrCreatePassword(path string) (string, error) {
 	for range 3 {
 		pw, err := readPassword(path)
@@ -112,10 +113,10 @@ func readOrCreatePassword(path string) (string, error) {
 			return "", fmt.Errorf("make a database password: %w", err)
 		}
 		pw = base64.RawURLEncoding.EncodeToString(raw)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			continue // another process made it: read theirs
-		}
+		var suffix [8]byte
+		_, _ = rand.Read(suffix[:])
+		tmp := fmt.Sprintf("%s.%x.new", path, suffix)
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return "", fmt.Errorf("create the database password file %s: %w (check that BUDDI_HOME is writable)", path, err)
 		}
@@ -126,10 +127,15 @@ func readOrCreatePassword(path string) (string, error) {
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
+		if werr == nil {
+			werr = os.Link(tmp, path)
+		}
+		os.Remove(tmp)
+		if errors.Is(werr, os.ErrExist) {
+			continue // another process made it: read theirs
+		}
 		if werr != nil {
-			// A half-written file would read as damaged: take it away so the next try is clean.
-			os.Remove(path)
-			return "", fmt.Errorf("write the database password file %s: %w", path, werr)
+			return "", fmt.Errorf("write the database password file %s: %w (check that BUDDI_HOME is writable)", path, werr)
 		}
 		return pw, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -367,4 +368,28 @@ func FuzzVerifierMatches(f *testing.F) {
 			t.Errorf("%q matches both %q and %q", stored, password, password+"x")
 		}
 	})
+}
+
+// Processes creating the password file at once all read the one password, never a file
+// caught between its creation and its writing (which would read as damaged).
+func TestConcurrentFirstReadsAgree(t *testing.T) {
+	t.Parallel()
+	for round := range 40 {
+		path := filepath.Join(t.TempDir(), "pw")
+		got := make([]string, 8)
+		errs := make([]error, len(got))
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() { got[i], errs[i] = readOrCreatePassword(path) })
+		}
+		wg.Wait()
+		for i := range got {
+			if errs[i] != nil {
+				t.Fatalf("round %d: %v", round, errs[i])
+			}
+			if got[i] != got[0] {
+				t.Fatalf("round %d: concurrent first reads disagree: %q", round, got)
+			}
+		}
+	}
 }

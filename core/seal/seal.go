@@ -93,8 +93,10 @@ func Load(home string) (Key, error) {
 
 // ReadOrCreate returns the secret in the file at path, creating it with n random bytes (kept
 // as base64 text, mode 0600) when it does not exist. Two processes racing to create it agree:
-// the file is created exclusively and the loser reads the winner's. The file must be a
-// regular file of this account, readable by no one else, and not a link.
+// each writes its secret whole to a file of its own, synced, and links it into place, which
+// fails when path already exists; the loser reads the winner's. A reader therefore never sees
+// the file before it holds the whole secret. The file must be a regular file of this account,
+// readable by no one else, and not a link.
 func ReadOrCreate(path string, n int) ([]byte, error) {
 	for range 3 {
 		raw, err := readSecret(path)
@@ -108,30 +110,41 @@ func ReadOrCreate(path string, n int) ([]byte, error) {
 		if _, err := rand.Read(b); err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		tmp, err := writeTemp(path, b)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w (check that BUDDI_HOME is writable)", path, err)
+		}
+		err = os.Link(tmp, path)
+		os.Remove(tmp)
 		if errors.Is(err, os.ErrExist) {
 			continue // another process made it: read theirs
 		}
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w (check that BUDDI_HOME is writable)", path, err)
 		}
-		text := base64.StdEncoding.EncodeToString(b) + "\n"
-		// A half-written file would read as a short key and be refused, never used.
-		if _, err := f.WriteString(text); err != nil {
-			f.Close()
-			os.Remove(path)
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
 		return b, nil
 	}
 	return nil, fmt.Errorf("read %s: it keeps appearing and disappearing", path)
+}
+
+// writeTemp writes b as base64 text to a new file beside path (mode 0600), synced, and
+// returns its name. The caller renames or links it into place and removes it.
+func writeTemp(path string, b []byte) (string, error) {
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	tmp := fmt.Sprintf("%s.%x.new", path, suffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.WriteString(base64.StdEncoding.EncodeToString(b) + "\n")
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
 }
 
 // Renew replaces the secret in the file at path with n new random bytes (written to a
@@ -142,19 +155,9 @@ func Renew(path string, n int) ([]byte, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("renew %s: %w", path, err)
 	}
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	tmp := fmt.Sprintf("%s.%x.new", path, suffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	tmp, err := writeTemp(path, b)
 	if err != nil {
 		return nil, fmt.Errorf("renew %s: %w (check that BUDDI_HOME is writable)", path, err)
-	}
-	_, werr := f.WriteString(base64.StdEncoding.EncodeToString(b) + "\n")
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return nil, fmt.Errorf("renew %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
