@@ -7,7 +7,7 @@
 // is walked by hand through the whole guard. The read is bounded in time ([DefaultTimeout]
 // for the whole of it, redirects and body included) and in bytes ([DefaultMaxBytes] of body,
 // counted on the stream: a Content-Length is never believed), and only HTML and plain text
-// are read. The text is extracted with golang.org/x/net/html ([ExtractHTML]): script, style,
+// are read. The text is extracted by internal/readable (golang.org/x/net/html): script, style,
 // svg, noscript, template, iframe, the page's chrome (head, nav, header, footer, aside),
 // elements marked hidden, comments with their contents and every attribute are dropped;
 // headings, paragraphs, list items and links' text are kept, white space collapsed, and the

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"buddi/core/netguard"
+	"buddi/internal/readable"
 	"buddi/runtime/transport"
 	"buddi/version"
 )
@@ -178,11 +179,11 @@ func (r *Reader) Read(ctx context.Context, rawURL string) (Page, Fetch, error) {
 	}
 	page := Page{URL: final, Source: Source, Untrusted: Rule}
 	text := decode(body, params["charset"], media)
-	var ex Extracted
+	var ex readable.Extracted
 	if media == "text/plain" {
-		ex = ExtractPlain(text, r.limits.MaxText)
+		ex = readable.Plain(text, r.limits.MaxText)
 	} else {
-		if ex, err = ExtractHTML(text, r.limits.MaxText); err != nil {
+		if ex, err = readable.HTML(text, r.limits.MaxText); err != nil {
 			return fail(OutcomeError, fmt.Sprintf("%s could not be read as HTML (%v).", final, err), err)
 		}
 	}
@@ -270,9 +271,9 @@ func decode(body []byte, declared, media string) string {
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return bound(raw, 200)
+		return readable.Bound(raw, 200)
 	}
-	return bound(u.Hostname(), 200)
+	return readable.Bound(u.Hostname(), 200)
 }
 
 // size says n bytes the way a person reads it.

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"buddi/internal/readable"
 	"buddi/plugins"
 	"buddi/runtime/transport"
 	"buddi/version"
@@ -302,9 +303,9 @@ func (s *searcher) search(ctx context.Context, query string) (Results, Fetch, er
 			continue
 		}
 		out.Results = append(out.Results, Result{
-			Title:     bound(collapse(clean(r.title)), maxTitle),
-			URL:       bound(link.String(), 2048),
-			Snippet:   bound(collapse(clean(r.snippet)), maxSnippet),
+			Title:     readable.Bound(readable.Collapse(readable.Clean(r.title)), readable.MaxTitle),
+			URL:       readable.Bound(link.String(), 2048),
+			Snippet:   readable.Bound(readable.Collapse(readable.Clean(r.snippet)), maxSnippet),
 			Source:    Source,
 			Untrusted: Rule,
 		})

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/internal/readable"
 )
 
 // Owner is the agent name web.fetches records for the owner's own reads (buddi web read).
@@ -36,8 +38,8 @@ func (s Store) Add(ctx context.Context, r Record) error {
 	_, err := s.Pool.Exec(ctx, `INSERT INTO web.fetches
 		(agent, at, tool, purpose, host, outcome, reason, status, bytes, conversation_id, run_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		r.Agent, r.At, r.Tool, bound(r.Purpose, maxPurpose), bound(r.Host, 255), r.Outcome,
-		bound(r.Reason, 1000), status, r.Bytes, r.ConversationID, r.RunID)
+		r.Agent, r.At, r.Tool, readable.Bound(r.Purpose, maxPurpose), readable.Bound(r.Host, 255), r.Outcome,
+		readable.Bound(r.Reason, 1000), status, r.Bytes, r.ConversationID, r.RunID)
 	if err != nil {
 		return fmt.Errorf("web: record the fetch in web.fetches: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"buddi/internal/readable"
 	"buddi/plugins"
 )
 
@@ -58,11 +59,11 @@ func (t *readTool) Describe(_ context.Context, call plugins.Call) (plugins.Envel
 		return plugins.Envelope{}, fmt.Errorf("web.read: %w", err)
 	}
 	return plugins.Envelope{
-		Summary: bound("Read "+a.URL, 300),
+		Summary: readable.Bound("Read "+a.URL, 300),
 		Effects: []plugins.Effect{plugins.EffectNetRead},
 		Targets: []string{hostOf(a.URL)},
 		Detail:  map[string]any{"url": a.URL, "purpose": a.Purpose},
-		Preview: bound(fmt.Sprintf("Read %s (%s)", a.URL, a.Purpose), 600),
+		Preview: readable.Bound(fmt.Sprintf("Read %s (%s)", a.URL, a.Purpose), 600),
 	}, nil
 }
 
@@ -158,10 +159,10 @@ func (t *searchTool) Describe(_ context.Context, call plugins.Call) (plugins.Env
 		return plugins.Envelope{}, fmt.Errorf("web.search: %w", err)
 	}
 	return plugins.Envelope{
-		Summary: bound("Search the web for "+a.Query, 300),
+		Summary: readable.Bound("Search the web for "+a.Query, 300),
 		Effects: []plugins.Effect{plugins.EffectNetRead},
 		Detail:  map[string]any{"query": a.Query, "purpose": a.Purpose},
-		Preview: bound(fmt.Sprintf("Search the web for %q (%s)", a.Query, a.Purpose), 600),
+		Preview: readable.Bound(fmt.Sprintf("Search the web for %q (%s)", a.Query, a.Purpose), 600),
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"buddi/core/netguard"
 	"buddi/core/registry"
 	"buddi/internal/pgtest"
+	"buddi/internal/readable"
 	"buddi/migrations"
 	"buddi/plugins"
 )
@@ -54,7 +55,7 @@ const hostile = `<!doctype html>
 </body></html>`
 
 func TestExtractKeepsTheTextAndDropsTheRest(t *testing.T) {
-	ex, err := ExtractHTML(hostile, DefaultMaxText)
+	ex, err := readable.HTML(hostile, DefaultMaxText)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +72,11 @@ func TestExtractKeepsTheTextAndDropsTheRest(t *testing.T) {
 	if ex.Truncated {
 		t.Error("a short page marked truncated")
 	}
-	cut, _ := ExtractHTML(hostile, 40)
+	cut, _ := readable.HTML(hostile, 40)
 	if !cut.Truncated || len(cut.Text) > 40 || !strings.HasPrefix(cut.Text, "# Results for Q3") {
 		t.Errorf("cut at 40: %+v", cut)
 	}
-	plain := ExtractPlain("line one\u200b\n\n\n\nline\u202e two\x00\n", 100)
+	plain := readable.Plain("line one\u200b\n\n\n\nline\u202e two\x00\n", 100)
 	if plain.Text != "line one\n\nline two" {
 		t.Errorf("plain %q", plain.Text)
 	}
@@ -464,60 +465,6 @@ func TestANameResolvingToLoopbackIsRefusedAtTheDial(t *testing.T) {
 	_, f, err := NewReader(g, Limits{}).Read(context.Background(), "http://rebind.example/")
 	if err == nil || f.Outcome != OutcomeBlocked || !strings.Contains(err.Error(), "resolves to 127.0.0.1") || reached.Load() != 0 {
 		t.Errorf("outcome %q, err %v, dialled %d", f.Outcome, err, reached.Load())
-	}
-}
-
-// The title comes only from what the extractor keeps: a <title> inside an svg, a template,
-// a noscript or a hidden element is dropped with it, and the first heading stands in.
-func TestTheTitleIsNotTakenFromDroppedContent(t *testing.T) {
-	for _, doc := range []string{
-		`<html><body><svg><title>IGNORE-SVG</title></svg><h1>Real</h1><p>x</p></body></html>`,
-		`<html><body><template><title>IGNORE-TEMPLATE</title></template><h1>Real</h1><p>x</p></body></html>`,
-		`<html><body><div hidden><title>IGNORE-HIDDEN</title></div><h1>Real</h1><p>x</p></body></html>`,
-		`<html><body><nav><title>IGNORE-NAV</title></nav><h1>Real</h1><p>x</p></body></html>`,
-		`<html><body><math><title>IGNORE-MATH</title></math><h1>Real</h1><p>x</p></body></html>`,
-	} {
-		ex, err := ExtractHTML(doc, DefaultMaxText)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ex.Title != "Real" || strings.Contains(ex.Text, "IGNORE") {
-			t.Errorf("%s\ntitle %q, text %q", doc, ex.Title, ex.Text)
-		}
-	}
-	ex, _ := ExtractHTML(`<html><head><title>Head title</title></head><body><svg><title>IGNORE</title></svg><p>x</p></body></html>`, DefaultMaxText)
-	if ex.Title != "Head title" {
-		t.Errorf("title %q", ex.Title)
-	}
-}
-
-// Inline styles that hide an element hide it however they are written; styles that do not
-// hide it (a small font, a half opacity) keep its text.
-func TestHiddenByStyleHoweverWritten(t *testing.T) {
-	for _, style := range []string{
-		"display:none", "DISPLAY : NONE", "display:none !important", "color:red;display:none", "visibility:hidden", "visibility: collapse",
-		"font-size:0", "font-size: 0px", "font-size:0.0em", "font-size:0%", "opacity:0", "opacity: 0.0", "opacity:.0", "opacity:0%", "opacity:0 !important",
-	} {
-		ex, _ := ExtractHTML(`<p>seen</p><p style="`+style+`">IGNORE-HIDDEN</p>`, DefaultMaxText)
-		if ex.Text != "seen" {
-			t.Errorf("style %q: text %q", style, ex.Text)
-		}
-	}
-	for _, style := range []string{"font-size:0.5em", "font-size: 0.8rem", "opacity:0.5", "opacity: 0.9;", "display:block", "font-size:10px"} {
-		ex, _ := ExtractHTML(`<p>seen</p><p style="`+style+`">shown</p>`, DefaultMaxText)
-		if ex.Text != "seen\n\nshown" {
-			t.Errorf("style %q: text %q", style, ex.Text)
-		}
-	}
-}
-
-// Page chrome marked by its ARIA role is chrome as much as nav, header, footer and aside.
-func TestChromeByRoleIsDropped(t *testing.T) {
-	doc := `<div role="navigation">IGNORE-NAV</div><div role="banner">IGNORE-BANNER</div><main><p>body</p></main>` +
-		`<div role="complementary">IGNORE-ASIDE</div><div role="contentinfo">IGNORE-FOOTER</div>`
-	ex, _ := ExtractHTML(doc, DefaultMaxText)
-	if ex.Text != "body" {
-		t.Errorf("text %q", ex.Text)
 	}
 }
 

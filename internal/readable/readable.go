@@ -1,6 +1,13 @@
-package web
+// Package readable turns text a stranger wrote (a web page, a mail's HTML or plain part, a
+// header) into what a reader of it sees: the readable text of an HTML document, without
+// script, styling, chrome, hidden elements or attributes, and every text without the
+// characters a reader cannot see (controls, zero-width and direction marks, tag characters).
+// The web plugin reads pages with it and the email plugin reads mail with it, so text hidden
+// from a person reaches a model by neither.
+package readable
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,8 +16,8 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// maxTitle bounds a page's title, in bytes.
-const maxTitle = 300
+// MaxTitle bounds a page's title, in bytes.
+const MaxTitle = 300
 
 // dropped are the elements whose whole subtree never reaches the text: code, styling,
 // pictures, embedded documents, form controls and the page's chrome (navigation, header,
@@ -43,14 +50,14 @@ type Extracted struct {
 	Truncated bool   // the text was cut at the limit
 }
 
-// ExtractHTML reads the readable text of an HTML document, at most limit bytes of it. It
+// HTML reads the readable text of an HTML document, at most limit bytes of it. It
 // drops script, style, svg, noscript, template, iframe and the rest of [dropped], the page's
 // chrome (head, nav, header, footer, aside, and their ARIA roles), elements marked hidden,
 // HTML comments with their contents, and every attribute (a link keeps its text, not its
 // href). White space is collapsed; invisible characters (controls, zero-width and direction
 // marks, tag characters) are removed. The one document it refuses is one nested deeper than
 // the parser reads (512 elements).
-func ExtractHTML(doc string, limit int) (Extracted, error) {
+func HTML(doc string, limit int) (Extracted, error) {
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
 		return Extracted{}, err
@@ -65,12 +72,12 @@ func ExtractHTML(doc string, limit int) (Extracted, error) {
 	return Extracted{Title: title, Text: text, Truncated: cut}, nil
 }
 
-// ExtractPlain is the readable form of a text/plain body: its lines with invisible characters
+// Plain is the readable form of a text/plain body: its lines with invisible characters
 // removed, runs of blank lines made one, at most limit bytes.
-func ExtractPlain(body string, limit int) Extracted {
+func Plain(body string, limit int) Extracted {
 	w := &writer{limit: limit}
 	for line := range strings.Lines(body) {
-		if strings.TrimSpace(clean(line)) == "" {
+		if strings.TrimSpace(Clean(line)) == "" {
 			w.paragraph()
 			continue
 		}
@@ -93,7 +100,7 @@ func findTitle(n *html.Node) string {
 				b.WriteString(c.Data)
 			}
 		}
-		return bound(collapse(clean(b.String())), maxTitle)
+		return Bound(Collapse(Clean(b.String())), MaxTitle)
 	case n.Type == html.ElementNode && n.DataAtom != atom.Head && skipped(n):
 		return ""
 	}
@@ -153,7 +160,7 @@ func (w *writer) walk(n *html.Node, pre int) {
 		w.line.WriteString(strings.Repeat("#", headings[a]) + " ")
 		w.children(n, pre)
 		if w.firstHeading == "" && headings[a] == 1 {
-			w.firstHeading = bound(strings.TrimSpace(strings.TrimLeft(w.line.String(), "#")), maxTitle)
+			w.firstHeading = Bound(strings.TrimSpace(strings.TrimLeft(w.line.String(), "#")), MaxTitle)
 		}
 		w.paragraph()
 	case a == atom.Li:
@@ -194,7 +201,7 @@ func (w *writer) children(n *html.Node, pre int) {
 // text adds s with its white space collapsed. Text nodes next to each other join without a
 // space unless one of them has white space at the seam ("bold" + "er" is "bolder").
 func (w *writer) text(s string) {
-	s = clean(s)
+	s = Clean(s)
 	if s == "" {
 		return
 	}
@@ -259,7 +266,7 @@ func (w *writer) finish() (string, bool) {
 	w.newline()
 	text := strings.TrimSpace(w.b.String())
 	if len(text) > w.limit {
-		text = strings.TrimSpace(bound(text, w.limit))
+		text = strings.TrimSpace(Bound(text, w.limit))
 		w.cut = true
 	}
 	return text, w.cut
@@ -343,30 +350,145 @@ func chrome(n *html.Node) bool {
 	return false
 }
 
-// clean removes what a reader cannot see: control characters (but line ends and tabs),
-// zero-width characters, direction marks and overrides, the byte order mark, Unicode tag
-// characters, and invalid UTF-8.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r == utf8.RuneError, unicode.IsControl(r),
-			r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x206F,
-			r == 0xFEFF, r == 0x00AD, r >= 0xE0000 && r <= 0xE007F:
-			return -1
-		case unicode.IsSpace(r):
-			return ' '
+// Clean removes what a reader cannot see ([Hidden]) and invalid UTF-8, and makes every
+// space other than a line end or a tab a plain space. Taking a character out can leave
+// another without what made it visible (a variation selector with nothing before it), so it
+// repeats until nothing hidden is left.
+func Clean(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	for {
+		out := cleanOnce(s)
+		if out == s {
+			return out
 		}
-		return r
-	}, s)
+		s = out
+	}
 }
 
-// collapse makes every run of white space one space and trims the ends.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+func cleanOnce(s string) string {
+	rs := []rune(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, r := range rs {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case Hidden(rs, i):
+		case unicode.IsSpace(r):
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
-// bound cuts s to at most n bytes, on a rune boundary.
-func bound(s string, n int) string {
+// Reveal is s with every character a reader cannot see ([Hidden]) written as a visible mark,
+// ‹U+200B›, and everything else as it is. What the owner approves is shown with it, so no text
+// rides along unseen: not a line hidden by a carriage return, not a word reversed by a
+// direction override, not a message spelt in tag characters or variation selectors.
+func Reveal(s string) string {
+	rs := []rune(s)
+	hidden := false
+	for i := range rs {
+		if Hidden(rs, i) {
+			hidden = true
+			break
+		}
+	}
+	if !hidden {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i, r := range rs {
+		if Hidden(rs, i) {
+			fmt.Fprintf(&b, "‹U+%04X›", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Hidden reports whether rs[i] is a character a reader of the text cannot see, or one that
+// changes how the text around it reads without showing itself:
+//   - control characters, but a line end, a tab, and a carriage return before a line end;
+//   - format characters (Unicode's Cf: zero-width spaces, direction marks, overrides and
+//     isolates, the byte order mark, the soft hyphen, tag characters, invisible operators), but
+//     a zero-width joiner or non-joiner where a script or an emoji sequence uses one: between
+//     two letters or marks of which one is not Latin, or a joiner between two emoji;
+//   - a variation selector that does not follow a visible character directly (a second
+//     selector in a row selects nothing and can only carry hidden data);
+//   - the fillers and inherent vowels that draw nothing (Hangul fillers, the combining
+//     grapheme joiner, Khmer's two invisible vowels).
+func Hidden(rs []rune, i int) bool {
+	r := rs[i]
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r == '\r':
+		return i+1 >= len(rs) || rs[i+1] != '\n'
+	case unicode.IsControl(r):
+		return true
+	case r == 0x200C || r == 0x200D:
+		return !joins(rs, i)
+	case unicode.Is(unicode.Cf, r):
+		return true
+	case selector(r):
+		if i == 0 {
+			return true
+		}
+		p := rs[i-1]
+		return selector(p) || !unicode.IsGraphic(p) || unicode.IsSpace(p) || Hidden(rs, i-1)
+	}
+	return filler(r)
+}
+
+// filler reports whether r is one of the characters that draw nothing though Unicode counts
+// them letters or marks: the Hangul fillers, the combining grapheme joiner, and Khmer's two
+// inherent vowels.
+func filler(r rune) bool {
+	switch r {
+	case 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0:
+		return true
+	}
+	return false
+}
+
+// selector reports whether r is a variation selector (the Mongolian free variation selectors
+// among them).
+func selector(r rune) bool {
+	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF || r >= 0x180B && r <= 0x180D || r == 0x180F
+}
+
+// joins reports whether the zero-width joiner or non-joiner at rs[i] stands where writing uses
+// one: between two letters or marks, one of them outside Latin (Persian, Arabic and the Indic
+// scripts shape their letters with them), or, for a joiner, between two emoji (a family, a
+// flag with a rainbow).
+func joins(rs []rune, i int) bool {
+	if i == 0 || i+1 >= len(rs) {
+		return false
+	}
+	p, n := rs[i-1], rs[i+1]
+	// Neither neighbour may itself be hidden, and none of these ever is (a selector or a
+	// filler is no letter here), so the test does not go round in a circle.
+	letter := func(r rune) bool { return (unicode.IsLetter(r) || unicode.IsMark(r)) && !selector(r) && !filler(r) }
+	shaped := func(r rune) bool { // a script of its own: not Latin, and not shared by all
+		return !unicode.In(r, unicode.Latin, unicode.Common, unicode.Inherited)
+	}
+	if letter(p) && letter(n) && (shaped(p) || shaped(n)) {
+		return true
+	}
+	emoji := func(r rune) bool { return unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) }
+	return rs[i] == 0x200D && (emoji(p) || p == 0xFE0F && !Hidden(rs, i-1)) && emoji(n)
+}
+
+// Collapse makes every run of white space one space and trims the ends.
+func Collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Bound cuts s to at most n bytes, on a rune boundary.
+func Bound(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
