@@ -16,6 +16,7 @@ import (
 	"buddi/core/events"
 	"buddi/core/redact"
 	"buddi/core/seal"
+	"buddi/internal/readable"
 	"buddi/internal/text"
 	"buddi/plugins"
 )
@@ -176,10 +177,18 @@ func Hash(key seal.Key, a Action) (string, error) {
 	return key.Seal("action", string(body)), nil
 }
 
-// storableEnvelope is env as the database can keep it: a NUL byte (which jsonb refuses) or
-// invalid UTF-8 in any of its strings becomes U+FFFD. Hash applies it, so the envelope read
-// back hashes as the one proposed.
+// storableEnvelope is env as the database can keep it and the owner reads it: a NUL byte
+// (which jsonb refuses) or invalid UTF-8 in any of its strings becomes U+FFFD, and in what the
+// card shows (summary, targets, preview, choices) every character no reader could see is
+// written as a visible mark (readable.Reveal), so nothing rides along in an approval unseen.
+// The detail, which the tool may read back, stays as described. Hash applies it, so the
+// envelope read back, or described again at dispatch, hashes as the one proposed.
 func storableEnvelope(env plugins.Envelope) plugins.Envelope {
+	return shown(storableJSON(env))
+}
+
+// storableJSON is env with every string as jsonb can keep it.
+func storableJSON(env plugins.Envelope) plugins.Envelope {
 	raw, err := json.Marshal(env)
 	if err != nil {
 		return env
@@ -193,6 +202,35 @@ func storableEnvelope(env plugins.Envelope) plugins.Envelope {
 		return env
 	}
 	return out
+}
+
+// shown is env with what the card shows revealed; env's slices are copied, not changed.
+func shown(env plugins.Envelope) plugins.Envelope {
+	env.Summary = readable.Reveal(env.Summary)
+	env.Preview = readable.Reveal(env.Preview)
+	if env.Targets != nil {
+		targets := make([]string, len(env.Targets))
+		for i, t := range env.Targets {
+			targets[i] = readable.Reveal(t)
+		}
+		env.Targets = targets
+	}
+	if env.Choices != nil {
+		choices := make([]plugins.Choice, len(env.Choices))
+		for i, c := range env.Choices {
+			c.Name, c.Default = readable.Reveal(c.Name), readable.Reveal(c.Default)
+			if c.Options != nil {
+				opts := make([]string, len(c.Options))
+				for j, o := range c.Options {
+					opts[j] = readable.Reveal(o)
+				}
+				c.Options = opts
+			}
+			choices[i] = c
+		}
+		env.Choices = choices
+	}
+	return env
 }
 
 // stamp spells an instant as the database keeps it: UTC, to the microsecond.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -225,5 +226,54 @@ func TestNULInAnActionIsStored(t *testing.T) {
 	}
 	if _, err := decide(pool, action.Decision{ActionID: rec.ID, Approve: true, Surface: "terminal"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What the owner approves is shown whole: a character no reader can see (tag characters
+// spelling a message, a zero-width space, a direction override, a carriage return that hides
+// a line on a terminal) is stored in the card as a visible mark, in the summary, the preview,
+// the targets and the choices, so every surface shows it. The action still checks, and an
+// envelope described again the same way hashes the same.
+func TestACardShowsEveryCharacterItCarries(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	smuggled := "Lunch at noon.\U000E0073\U000E0065\U000E006E\U000E0064"
+	env := plugins.Envelope{
+		Summary: "Send mail\u202Efdp.exe", Targets: []string{"ann@example.com\u200B"},
+		Preview: "To: ann@example.com\n\n" + smuggled + "\nrm -rf ~\rls\n👨\u200D👩\u200D👧",
+		Detail:  map[string]any{"body": smuggled},
+		Choices: []plugins.Choice{{Name: "from", Options: []string{"me@example.com\u2066"}}},
+	}
+	call := plugins.Call{Tool: "mail.send", Args: json.RawMessage(`{"body":"x"}`), Agent: "concierge"}
+	var rec action.Record
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = action.Create(context.Background(), tx, key, action.Proposal{Call: call, Version: "1.0.0", Envelope: env})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rec.Envelope
+	if got.Summary != "Send mail‹U+202E›fdp.exe" || got.Targets[0] != "ann@example.com‹U+200B›" || got.Choices[0].Options[0] != "me@example.com‹U+2066›" {
+		t.Errorf("stored %+q, %+q, %+q", got.Summary, got.Targets, got.Choices[0].Options)
+	}
+	wantPreview := "To: ann@example.com\n\nLunch at noon.‹U+E0073›‹U+E0065›‹U+E006E›‹U+E0064›\nrm -rf ~‹U+000D›ls\n👨\u200D👩\u200D👧"
+	if got.Preview != wantPreview {
+		t.Errorf("preview %+q\nwant    %+q", got.Preview, wantPreview)
+	}
+	if card := rec.Preview(); !strings.Contains(card, "‹U+E0073›") || strings.ContainsRune(card, 0xE0073) || strings.ContainsRune(card, '\r') {
+		t.Errorf("the card hides what it carries:\n%+q", card)
+	}
+	if got.Detail["body"] != smuggled {
+		t.Errorf("the detail, which the tool reads back, changed: %+q", got.Detail["body"])
+	}
+	if why := rec.CheckAction(key); why != "" {
+		t.Fatalf("the stored action does not check: %s", why)
+	}
+	again := rec.Action
+	again.Envelope = env // described again at dispatch, as the tool renders it
+	if h, err := action.Hash(key, again); err != nil || h != rec.Hash {
+		t.Fatalf("the same envelope described again hashes otherwise: %v", err)
 	}
 }
