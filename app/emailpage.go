@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"mime"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -93,7 +91,7 @@ func (e emailPage) EmailTriage(ctx context.Context, limit int) ([]dashboard.Emai
 			&t.ConversationID, &t.Agent); err != nil {
 			return nil, fmt.Errorf("read the triage of the mail: %w", err)
 		}
-		t.From, t.Subject = e.clean(headerText(t.From)), e.clean(headerText(t.Subject))
+		t.From, t.Subject = e.clean(email.HeaderLine(t.From)), e.clean(email.HeaderLine(t.Subject))
 		t.State = triageState(owed, t.RunID, kind, retry)
 		out = append(out, t)
 	}
@@ -146,25 +144,4 @@ func (e emailPage) EmailDrafts(ctx context.Context, limit int) ([]dashboard.Emai
 		return nil, fmt.Errorf("read the drafts awaiting approval: %w", err)
 	}
 	return out, nil
-}
-
-// headerText is a header a stranger wrote as one line of plain text: MIME words decoded where
-// they can be, every run of spaces and line breaks one space, and the controls that reorder or
-// hide what follows them (bidirectional overrides and isolates, other control characters) taken
-// out, so a subject cannot make the page's text around it read otherwise.
-func headerText(s string) string {
-	if d, err := new(mime.WordDecoder).DecodeHeader(s); err == nil {
-		s = d
-	}
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0),
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f, r == 0x061c:
-			return -1
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
 }

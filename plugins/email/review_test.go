@@ -27,13 +27,13 @@ func TestSendOddAnswerToTheBodyIsUnknown(t *testing.T) {
 	}
 }
 
-// A stranger's header line has no character that reorders text, even one encoded in a MIME
-// word, and no line break.
+// A stranger's header line has no character that reorders text or hides, even one encoded in
+// a MIME word, and no line break.
 func TestStrangerLineDecodesBeforeStripping(t *testing.T) {
-	for _, in := range []string{"Hi =?utf-8?q?=E2=80=AEevil?=", "Hi \u202eevil", "Hi =?utf-8?q?=0D=0AX-Injected:_1?="} {
-		got := strangerLine(in)
-		if strings.ContainsAny(got, "\u202e\r\n") {
-			t.Errorf("strangerLine(%q) = %q", in, got)
+	for _, in := range []string{"Hi =?utf-8?q?=E2=80=AEevil?=", "Hi \u202eevil", "Hi =?utf-8?q?=0D=0AX-Injected:_1?=", "Hi =?utf-8?q?=F3=A0=81=B3=E2=80=8B?=there"} {
+		got := HeaderLine(in)
+		if strings.ContainsAny(got, "\u202e\r\n\u200b\U000E0073") {
+			t.Errorf("HeaderLine(%q) = %q", in, got)
 		}
 	}
 }

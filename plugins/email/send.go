@@ -17,6 +17,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"buddi/internal/readable"
 	"buddi/plugins"
 )
 
@@ -89,9 +90,15 @@ func (o Outgoing) Check(from string) error {
 			if err := checkHeaderValue("a recipient's name", a.Name); err != nil {
 				return err
 			}
+			if err := checkVisible("a recipient's name", a.Name); err != nil {
+				return err
+			}
 		}
 	}
 	if err := checkHeaderValue("the subject", o.Subject); err != nil {
+		return err
+	}
+	if err := checkVisible("the subject", o.Subject); err != nil {
 		return err
 	}
 	if len(o.Subject) > maxSubject {
@@ -99,6 +106,9 @@ func (o Outgoing) Check(from string) error {
 	}
 	if !utf8.ValidString(o.Body) {
 		return errors.New("the body is not valid UTF-8 text")
+	}
+	if err := checkVisible("the body", o.Body); err != nil {
+		return err
 	}
 	if len(o.Body) > MaxMessageBody {
 		return fmt.Errorf("the body is %d bytes; a message sent here holds at most %d", len(o.Body), MaxMessageBody)
@@ -151,6 +161,20 @@ func checkHeaderValue(what, v string) error {
 	}
 	if !utf8.ValidString(v) {
 		return fmt.Errorf("%s is not valid UTF-8 text", what)
+	}
+	return nil
+}
+
+// checkVisible refuses v when it holds a character no reader can see (readable.Hidden: a
+// zero-width space, a tag character, a run of variation selectors, a carriage return alone):
+// the owner approves the message as the card shows it, so the message carries nothing the
+// card could not show.
+func checkVisible(what, v string) error {
+	rs := []rune(v)
+	for i := range rs {
+		if readable.Hidden(rs, i) {
+			return fmt.Errorf("%s has a character the owner cannot see (%U) in it; leave it out, since the owner approves only what they can read", what, rs[i])
+		}
 	}
 	return nil
 }

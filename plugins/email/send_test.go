@@ -527,3 +527,46 @@ func testCertificate(t *testing.T) (server, client *tls.Config) {
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
 		&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 }
+
+// What the owner approves is what ships, so a message carrying a character no reader can see
+// is refused before it is drafted or sent: tag characters spelling a secret after an innocent
+// line (the way a model has been made to smuggle data out), a run of variation selectors
+// carrying bytes, a zero-width space, a carriage return. Writing that uses an invisible
+// character keeps it: an emoji family, a Persian word, a Hindi conjunct.
+func TestOutgoingRefusesWhatTheOwnerCannotSee(t *testing.T) {
+	tags := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			b.WriteRune(0xE0000 + r)
+		}
+		return b.String()
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(*Outgoing)
+		want string
+	}{
+		{"tags in the body", func(o *Outgoing) { o.Body = "See you at noon." + tags("vault key: hunter2") }, "the body"},
+		{"selectors in the body", func(o *Outgoing) { o.Body = "ok 😀\uFE00\uFE01\uFE02\uFE03" }, "U+FE01"},
+		{"zero-width space in the body", func(o *Outgoing) { o.Body = "pay\u200Bpal" }, "U+200B"},
+		{"carriage return in the body", func(o *Outgoing) { o.Body = "yes\rno" }, "U+000D"},
+		{"tags in the subject", func(o *Outgoing) { o.Subject = "Lunch" + tags("x") }, "the subject"},
+		{"zero-width in a name", func(o *Outgoing) { o.To[0].Name = "Bob\u200B" }, "name"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := outgoing(t)
+			tt.edit(&o)
+			err := o.Check("alice@example.org")
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "cannot see") {
+				t.Fatalf("Check = %v, want a refusal naming %q that says the owner cannot see it", err, tt.want)
+			}
+		})
+	}
+	for _, body := range []string{"👨\u200D👩\u200D👧 say hi ❤\uFE0F", "می\u200Cخواهم بیایم", "क्\u200Dष", "line\r\nnext\tcolumn\n"} {
+		o := outgoing(t)
+		o.Body = body
+		if err := o.Check("alice@example.org"); err != nil {
+			t.Errorf("body %+q refused: %v", body, err)
+		}
+	}
+}

@@ -288,27 +288,10 @@ func usable(list []*mail.Address, err error) []*mail.Address {
 	var out []*mail.Address
 	for _, a := range list {
 		if CheckAddress(a.Address) == nil {
-			out = append(out, &mail.Address{Name: strangerLine(a.Name), Address: a.Address})
+			out = append(out, &mail.Address{Name: HeaderLine(a.Name), Address: a.Address})
 		}
 	}
 	return out
-}
-
-// strangerLine is a header a stranger wrote as one line of plain text: MIME words decoded,
-// spaces collapsed, and control characters and those that reorder text taken out.
-//
-// The MIME words are decoded first, so that a control or reordering character encoded in one
-// is taken out too.
-func strangerLine(s string) string {
-	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\r' || r == '\n' {
-			return ' '
-		}
-		if unicode.IsControl(r) || reorders(r) {
-			return -1
-		}
-		return r
-	}, headerLine(s))), " ")
 }
 
 // threadReferences is the References of a reply to o: its own, then its Message-ID, at most
@@ -436,7 +419,7 @@ func (t *sendTool) resolve(ctx context.Context, deps *Deps, call plugins.Call) (
 		p.original = &orig
 		o.InReplyTo, o.References = orig.MessageID, threadReferences(orig)
 		if o.Subject == "" {
-			o.Subject = strangerLine(orig.Subject)
+			o.Subject = HeaderLine(orig.Subject)
 		}
 		o.Subject = replySubject(o.Subject)
 		if len(o.To) == 0 {
@@ -552,7 +535,7 @@ func (p plan) preview() string {
 	}
 	fmt.Fprintf(&b, "Subject: %s\n", p.out.Subject)
 	if p.original != nil {
-		fmt.Fprintf(&b, "In reply to: message %d from %s, “%s” <%s>\n", p.original.ID, strangerLine(p.original.From), strangerLine(p.original.Subject), p.out.InReplyTo)
+		fmt.Fprintf(&b, "In reply to: message %d from %s, “%s” <%s>\n", p.original.ID, HeaderLine(p.original.From), HeaderLine(p.original.Subject), p.out.InReplyTo)
 	}
 	if p.toNote != "" {
 		b.WriteString(p.toNote + "\n")
@@ -893,7 +876,7 @@ func (t *draftTool) save(ctx context.Context, deps *Deps, call plugins.Call, a d
 			toNote = fmt.Sprintf("%s (%s) It goes to %s unless the draft names a To.", note, UntrustedMail, strings.Join(displayAll(to), ", "))
 		}
 		if o.Subject == "" {
-			o.Subject = strangerLine(orig.Subject)
+			o.Subject = HeaderLine(orig.Subject)
 		}
 		o.Subject = replySubject(o.Subject)
 	} else if strings.TrimSpace(a.Subject) == "" {
