@@ -371,3 +371,41 @@ func TestCancelStopsAPollAtOnce(t *testing.T) {
 		t.Fatal("the poll did not end within 10 s of its context's end (its deadline is a minute)")
 	}
 }
+
+// Subjects and names written in the charsets mail still arrives in (windows-1251, KOI8-R,
+// ISO-2022-JP, GB2312, Big5, Shift_JIS as MIME words) are kept as the text they spell, not as
+// the encoded words, so triage, the Email page and a reply's subject read them.
+func TestHeadersInOtherCharsetsAreDecoded(t *testing.T) {
+	f := newFixture(t)
+	f.poll(t)
+	cases := []struct{ subject, from, want, wantFrom string }{
+		{"=?windows-1251?B?z/Do4uXy?=", "=?windows-1251?B?yOLg7SDP5fLw7uI=?= <ivan@example.org>", "Привет", "Иван Петров <ivan@example.org>"},
+		{"=?KOI8-R?B?8NLJ18XU?=", "bob@example.org", "Привет", "bob@example.org"},
+		{"=?ISO-2022-JP?B?GyRCJDMkcyRLJEEkTxsoQg==?=", "=?ISO-2022-JP?B?GyRCOzNFRBsoQg==?= <yamada@example.org>", "こんにちは", "山田 <yamada@example.org>"},
+		{"=?GB2312?B?xOO6ww==?=", "bob@example.org", "你好", "bob@example.org"},
+		{"=?Big5?B?p0Gmbg==?=", "bob@example.org", "你好", "bob@example.org"},
+		{"=?Shift_JIS?B?grGC8YLJgr+CzQ==?=", "bob@example.org", "こんにちは", "bob@example.org"},
+	}
+	for i, c := range cases {
+		f.srv.Deliver(t, mailtest.Message{From: c.from, To: "alice@example.org", Subject: c.subject,
+			MessageID: fmt.Sprintf("<cs%d@example.org>", i), Body: "hello"})
+	}
+	f.poll(t)
+	msgs, err := f.store.Messages(context.Background(), f.acct.ID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Message{}
+	for _, m := range msgs {
+		got[m.MessageID] = m
+	}
+	for i, c := range cases {
+		m := got[fmt.Sprintf("cs%d@example.org", i)]
+		if m.Subject != c.want || m.From != c.wantFrom {
+			t.Errorf("%s from %s: stored %q from %q, want %q from %q", c.subject, c.from, m.Subject, m.From, c.want, c.wantFrom)
+		}
+		if line := HeaderLine(c.subject); line != c.want {
+			t.Errorf("HeaderLine(%s) = %q, want %q", c.subject, line, c.want)
+		}
+	}
+}

@@ -195,7 +195,7 @@ func (p *Poller) dial(ctx context.Context, a Account) (*session, error) {
 		cfg = p.TLSConfig.Clone()
 	}
 	cfg.ServerName = a.IMAPHost
-	opts := &imapclient.Options{TLSConfig: cfg, UnilateralDataHandler: unilateralFrom(ctx)}
+	opts := &imapclient.Options{TLSConfig: cfg, UnilateralDataHandler: unilateralFrom(ctx), WordDecoder: wordDecoder}
 	switch a.IMAPTLS {
 	case TLS:
 		tc := tls.Client(conn, cfg)

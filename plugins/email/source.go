@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-message"
-	_ "github.com/emersion/go-message/charset" // the charsets mail is written in, beyond UTF-8 and ASCII
+	"github.com/emersion/go-message/charset" // the charsets mail is written in, beyond UTF-8 and ASCII
 	"github.com/emersion/go-message/mail"
 	"github.com/jackc/pgx/v5"
 
@@ -339,13 +339,17 @@ func joinNotes(a, b string) string {
 	return a + "; " + b
 }
 
+// wordDecoder decodes MIME words in every charset go-message knows (windows-1251, KOI8-R,
+// ISO-2022-JP, Shift_JIS, GB2312, Big5 and the rest), not only UTF-8 and Latin-1.
+var wordDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
+
 // HeaderLine is a header a stranger wrote as one line of plain text: MIME words decoded where
 // they can be (first, so that a character encoded in one is caught too), every run of spaces
 // and line breaks one space, and the characters no reader can see taken out (controls,
 // direction overrides and isolates, zero-width and tag characters), so a subject cannot make
 // the text around it read otherwise or carry text unseen.
 func HeaderLine(s string) string {
-	if d, err := new(mime.WordDecoder).DecodeHeader(s); err == nil {
+	if d, err := wordDecoder.DecodeHeader(s); err == nil {
 		s = d
 	}
 	return readable.Collapse(readable.Clean(s))
