@@ -12,11 +12,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/charset" // the charsets mail is written in, beyond UTF-8 and ASCII
 	"github.com/emersion/go-message/mail"
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/text/encoding/charmap"
 
 	"buddi/internal/readable"
 	"buddi/plugins"
@@ -274,10 +276,10 @@ func Text(raw []byte) (string, string) {
 		}
 		switch h := part.Header.(type) {
 		case *mail.InlineHeader:
-			media, _, _ := h.ContentType()
+			media, params, _ := h.ContentType()
 			if media == "" || media == "text/plain" {
 				body, err := io.ReadAll(io.LimitReader(part.Body, MaxTriageText+1))
-				text := plainText(body)
+				text := plainText(body, params["charset"] == "")
 				if err != nil {
 					return text, "the text could not be read to its end (" + err.Error() + ")"
 				}
@@ -317,8 +319,14 @@ func Text(raw []byte) (string, string) {
 const maxHTML = 4 << 20
 
 // plainText is a plain part's text with its line ends made LF and what no reader can see
-// taken out.
-func plainText(body []byte) string {
+// taken out. A part that names no charset and is not UTF-8 is read as Windows-1252, as mail
+// programs read the 8-bit Western mail that names none, rather than losing its accented letters.
+func plainText(body []byte, undeclared bool) string {
+	if undeclared && !utf8.Valid(body) {
+		if b, err := charmap.Windows1252.NewDecoder().Bytes(body); err == nil {
+			body = b
+		}
+	}
 	return readable.Clean(strings.ReplaceAll(string(body), "\r\n", "\n"))
 }
 

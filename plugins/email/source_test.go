@@ -158,6 +158,12 @@ func TestTextOfAMessage(t *testing.T) {
 	if text, note := Text([]byte("Content-Type: text/html\r\n\r\n<p>only html</p>")); text != "only html" || !strings.Contains(note, "HTML part") {
 		t.Fatalf("html only: %q, note %q", text, note)
 	}
+	if text, _ := Text([]byte("Content-Type: text/plain\r\n\r\nSee you at the caf\xe9 \x96 at noon\r\n")); text != "See you at the café – at noon\n" {
+		t.Fatalf("8-bit text naming no charset: %q", text)
+	}
+	if text, _ := Text([]byte("Content-Type: text/plain\r\n\r\nSee you at the café\r\n")); text != "See you at the café\n" {
+		t.Fatalf("UTF-8 text naming no charset: %q", text)
+	}
 	if text, note := Text([]byte("Content-Type: image/png\r\n\r\nAAAA")); text != "" || !strings.Contains(note, "no plain text") {
 		t.Fatalf("no text at all: %q, note %q", text, note)
 	}
