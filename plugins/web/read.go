@@ -167,10 +167,7 @@ func (r *Reader) Read(ctx context.Context, rawURL string) (Page, Fetch, error) {
 	}
 	media, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !textType(media) {
-		if media == "" {
-			media = "no content type"
-		}
-		return fail(OutcomeNotText, fmt.Sprintf("%s is %s, and web.read reads only HTML and plain text.", final, media), nil)
+		return fail(OutcomeNotText, fmt.Sprintf("%s is %s, and web.read reads only HTML and plain text.", final, mediaName(media)), nil)
 	}
 	body, err := io.ReadAll(resp.Body)
 	f.Bytes = int64(len(body))
@@ -190,6 +187,38 @@ func (r *Reader) Read(ctx context.Context, rawURL string) (Page, Fetch, error) {
 	page.Title, page.Text, page.Truncated = ex.Title, ex.Text, ex.Truncated
 	f.Outcome = OutcomeOK
 	return page, f, nil
+}
+
+// knownTypes are the media types a refusal names whole; any other is the server's own word
+// and is named by its top-level type alone.
+var knownTypes = map[string]bool{
+	"application/pdf": true, "application/json": true, "application/xml": true, "application/zip": true,
+	"application/gzip": true, "application/octet-stream": true, "application/javascript": true,
+	"application/rss+xml": true, "application/atom+xml": true, "application/msword": true,
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": true,
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":       true,
+	"application/vnd.ms-excel": true, "text/css": true, "text/csv": true, "text/javascript": true,
+	"text/xml": true, "text/calendar": true, "image/png": true, "image/jpeg": true, "image/gif": true,
+	"image/webp": true, "image/svg+xml": true, "image/avif": true, "audio/mpeg": true, "video/mp4": true,
+}
+
+// topTypes are the registered top-level media types (RFC 6838 and IANA's registry).
+var topTypes = map[string]bool{"application": true, "audio": true, "font": true, "haptics": true, "image": true,
+	"message": true, "model": true, "multipart": true, "text": true, "video": true}
+
+// mediaName names a media type a server sent without repeating what the server made up: a
+// well-known type whole, another by its registered top-level type ("application/…"), and
+// anything else as a type of its own.
+func mediaName(media string) string {
+	switch top, _, _ := strings.Cut(media, "/"); {
+	case media == "":
+		return "no content type"
+	case knownTypes[media]:
+		return media
+	case topTypes[top]:
+		return top + "/…"
+	}
+	return "of an unregistered content type"
 }
 
 // failFetch classifies a failed request or body read.
