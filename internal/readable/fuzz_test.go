@@ -17,6 +17,8 @@ func FuzzExtract(f *testing.F) {
 		"<title><script>t</script></title>", "<noscript><p>a</p></noscript>",
 		"<pre>  a\n  b </pre>", "<a href='http://x.example/(y)'>z</a>", "\xff\xfe<p>\u202ex</p>",
 		"<div hidden><p>h</p></div>", "<plaintext><script>p", "<!-- <script> --> q",
+		"<style>.a{display:none}</style><p class=a>x</p>", "<style>@media{.b{opacity:0}}}}{{</style><p class=b>y",
+		"<style>/* {display:none} */ p#i.c.d, .e{left:-9999px}</style><p id=i class='c d'>z", "<style>@font-face{a{b}}.f{",
 	} {
 		f.Add(s, s)
 	}

@@ -62,8 +62,8 @@ func HTML(doc string, limit int) (Extracted, error) {
 	if err != nil {
 		return Extracted{}, err
 	}
-	w := &writer{limit: limit}
-	title := findTitle(root)
+	w := &writer{limit: limit, sheet: readSheet(root)}
+	title := findTitle(root, w.sheet)
 	w.walk(root, 0)
 	text, cut := w.finish()
 	if title == "" {
@@ -91,9 +91,9 @@ func Plain(body string, limit int) Extracted {
 // findTitle returns the document's <title> text, collapsed and bounded: the first <title>
 // outside what the walk drops (svg, math, template, noscript, chrome, hidden elements), so a
 // title cannot bring dropped content back.
-func findTitle(n *html.Node) string {
+func findTitle(n *html.Node, sh sheet) string {
 	switch {
-	case n.Type == html.ElementNode && n.DataAtom == atom.Title && n.Namespace == "" && !hidden(n):
+	case n.Type == html.ElementNode && n.DataAtom == atom.Title && n.Namespace == "" && !hidden(n) && !sh.hides(n):
 		var b strings.Builder
 		for c := range n.Descendants() {
 			if c.Type == html.TextNode {
@@ -101,20 +101,21 @@ func findTitle(n *html.Node) string {
 			}
 		}
 		return Bound(Collapse(Clean(b.String())), MaxTitle)
-	case n.Type == html.ElementNode && n.DataAtom != atom.Head && skipped(n):
+	case n.Type == html.ElementNode && n.DataAtom != atom.Head && skipped(n, sh):
 		return ""
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if t := findTitle(c); t != "" {
+		if t := findTitle(c, sh); t != "" {
 			return t
 		}
 	}
 	return ""
 }
 
-// skipped reports whether the walk leaves an element and everything in it out.
-func skipped(n *html.Node) bool {
-	return dropped[n.DataAtom] || n.Namespace != "" || hidden(n) || chrome(n)
+// skipped reports whether the walk leaves an element and everything in it out: dropped by
+// its type, hidden inline or by the page's style sheet, or the page's chrome.
+func skipped(n *html.Node, sh sheet) bool {
+	return dropped[n.DataAtom] || n.Namespace != "" || hidden(n) || sh.hides(n) || chrome(n)
 }
 
 // writer gathers the text of a walk: lines of collapsed text, blocks separated by a blank
@@ -126,6 +127,7 @@ type writer struct {
 	pendingSpace bool
 	cut          bool
 	firstHeading string
+	sheet        sheet // what the page's own style sheet hides
 }
 
 // full reports whether the limit is reached.
@@ -147,7 +149,7 @@ func (w *writer) walk(n *html.Node, pre int) {
 		}
 		return
 	case html.ElementNode:
-		if skipped(n) {
+		if skipped(n, w.sheet) {
 			return
 		}
 	}
@@ -274,7 +276,8 @@ func (w *writer) finish() (string, bool) {
 
 // hidden reports whether an element is marked as not shown: the hidden attribute,
 // aria-hidden="true", or an inline style that hides it (display none, visibility hidden or
-// collapse, a font size or an opacity of zero, however written). Such text is what a page
+// collapse, a font size or an opacity of zero, however written, or a position far off the
+// screen). Such text is what a page
 // shows a model and not a reader.
 func hidden(n *html.Node) bool {
 	for _, at := range n.Attr {
@@ -296,6 +299,26 @@ func hidden(n *html.Node) bool {
 
 // hidingStyle reports whether an inline style's declarations hide the element.
 func hidingStyle(style string) bool {
+	for _, d := range declarations(style) {
+		if d.hides {
+			return true
+		}
+	}
+	return false
+}
+
+// say is what one declaration says of whether its element is shown.
+type say struct {
+	prop  string
+	hides bool
+}
+
+// declarations reads CSS declarations ("display: none; color: red") into what they say of
+// whether the element is shown: display (none hides), visibility (hidden or collapse),
+// font-size and opacity (zero, however written), and a left, top, right, margin or
+// text-indent far off the screen. Other properties say nothing and are left out.
+func declarations(style string) []say {
+	var out []say
 	for _, decl := range strings.Split(strings.ToLower(style), ";") {
 		prop, val, ok := strings.Cut(decl, ":")
 		if !ok {
@@ -305,20 +328,16 @@ func hidingStyle(style string) bool {
 		val = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important"))
 		switch prop {
 		case "display":
-			if val == "none" {
-				return true
-			}
+			out = append(out, say{prop, val == "none"})
 		case "visibility":
-			if val == "hidden" || val == "collapse" {
-				return true
-			}
+			out = append(out, say{prop, val == "hidden" || val == "collapse"})
 		case "font-size", "opacity":
-			if zeroLength(val) {
-				return true
-			}
+			out = append(out, say{prop, zeroLength(val)})
+		case "left", "top", "right", "margin-left", "margin-top", "text-indent":
+			out = append(out, say{prop, offscreen(prop, val)})
 		}
 	}
-	return false
+	return out
 }
 
 // zeroLength reports whether a CSS value is the number zero, with or without a unit

@@ -145,3 +145,47 @@ func TestJoinersAndSelectorsInRuns(t *testing.T) {
 		t.Errorf("two non-joiners: %+q", got)
 	}
 }
+
+// Text hidden by the page's own style sheet is hidden as much as text hidden inline: a class,
+// an id or an element type whose rule hides it (display, visibility, a zero size or opacity,
+// or a position far off the screen), in any <style> of the page, inside @media too. Rules
+// that hide nothing, or hide only on a pseudo-class, leave the text.
+func TestHiddenByTheStyleSheet(t *testing.T) {
+	doc := `<html><head><style>
+/* a comment {display:none} */
+.x-hide { display : none }
+#secret{visibility:hidden}
+p.tiny, .zero { font-size: 0 }
+.away { position: absolute; left: -10000px; }
+@media screen { .later { opacity: 0 } }
+.shown { color: red } .hover:hover { display: none } .a .b { display: none }
+</style></head><body>
+<p>one</p><p class="x-hide">IGNORE-CLASS</p><div id="secret">IGNORE-ID</div>
+<p class="tiny">IGNORE-TAGCLASS</p><span class="zero">IGNORE-ZERO</span><p class="note away">IGNORE-AWAY</p>
+<p class="later">IGNORE-MEDIA</p><p class="shown">two</p><p class="hover">three</p><p class="b">four</p>
+</body></html>`
+	ex, err := HTML(doc, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Text != "one\n\ntwo\n\nthree\n\nfour" {
+		t.Errorf("text %q", ex.Text)
+	}
+}
+
+// A later or more specific rule that shows what a rule hid wins, as in the page: the active
+// tab of a set whose panes are hidden is read, the others are not.
+func TestTheStyleSheetCascades(t *testing.T) {
+	doc := `<style>.tab-pane{display:none}.tab-pane.active{display:block}
+.note{visibility:hidden} .note{visibility:visible}
+#x{display:none} .y{display:block}</style>
+<div class="tab-pane active">shown tab</div><div class="tab-pane">IGNORE-TAB</div>
+<p class="note">shown note</p><p id="x" class="y">IGNORE-ID-WINS</p>`
+	ex, err := HTML(doc, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Text != "shown tab\n\nshown note" {
+		t.Errorf("text %q", ex.Text)
+	}
+}
