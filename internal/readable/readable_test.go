@@ -189,3 +189,18 @@ func TestTheStyleSheetCascades(t *testing.T) {
 		t.Errorf("text %q", ex.Text)
 	}
 }
+
+// What a page hides only when printed is read; a media query written without a space after
+// @media is read as any other.
+func TestPrintOnlyRulesHideNothingOnScreen(t *testing.T) {
+	doc := `<style>@media print { .screen { display: none } } @media(max-width:600px){.wide{display:none}}
+@media not print { .paper { display: none } }</style>
+<p class="screen">on screen</p><p class="wide">IGNORE-WIDE</p><p class="paper">IGNORE-PAPER</p>`
+	ex, err := HTML(doc, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Text != "on screen" {
+		t.Errorf("text %q", ex.Text)
+	}
+}

@@ -82,9 +82,15 @@ func parseSheet(css string) sheet {
 		prelude := strings.TrimSpace(css[i : i+j])
 		i += j + 1
 		if strings.HasPrefix(prelude, "@") {
-			name, _, _ := strings.Cut(strings.ToLower(prelude), " ")
-			switch strings.TrimRight(name, "({") {
-			case "@media", "@supports", "@layer", "@container":
+			query := strings.ToLower(prelude[1:])
+			name := query // the at-rule's name: its letters up to a space or a parenthesis
+			if k := strings.IndexFunc(query, func(r rune) bool { return r != '-' && (r < 'a' || r > 'z') }); k >= 0 {
+				name = query[:k]
+			}
+			switch {
+			case name == "media" && printOnly(query[len(name):]):
+				// What a page hides when printed is shown on the screen.
+			case name == "media", name == "supports", name == "layer", name == "container":
 				continue // its rules follow, read as any other
 			}
 			i = skipBlock(css, i) // @font-face, @keyframes and the rest hide nothing
@@ -113,6 +119,18 @@ func parseSheet(css string) sheet {
 		}
 	}
 	return sh
+}
+
+// printOnly reports whether a media query list applies only to print: every query in it
+// names print (and none says not print).
+func printOnly(list string) bool {
+	for _, q := range strings.Split(list, ",") {
+		words := strings.Fields(strings.NewReplacer("(", " (", ")", ") ").Replace(q))
+		if !slices.Contains(words, "print") || slices.Contains(words, "not") {
+			return false
+		}
+	}
+	return true
 }
 
 // add appends r and indexes it.
