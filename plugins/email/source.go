@@ -260,6 +260,7 @@ func Text(raw []byte) (string, string) {
 	var skipped []string
 	var html []byte // the first HTML part, read as text if no plain part follows
 	htmlAt := -1    // where in skipped the HTML part is named
+	empty := false  // a plain part was there, with no text in it
 	for {
 		part, err := r.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -283,6 +284,10 @@ func Text(raw []byte) (string, string) {
 				if err != nil {
 					return text, "the text could not be read to its end (" + err.Error() + ")"
 				}
+				if strings.TrimSpace(text) == "" {
+					empty = true
+					continue // an empty plain part beside an HTML one: the HTML is the message
+				}
 				return text, noteSkipped(skipped)
 			}
 			if media == "text/html" && html == nil {
@@ -300,6 +305,9 @@ func Text(raw []byte) (string, string) {
 		}
 	}
 	if html == nil {
+		if empty {
+			return "", joinNotes("the message's text is empty", noteSkipped(skipped))
+		}
 		return "", joinNotes("the message has no plain text part", noteSkipped(skipped))
 	}
 	skipped = append(skipped[:htmlAt], skipped[htmlAt+1:]...)

@@ -164,6 +164,11 @@ func TestTextOfAMessage(t *testing.T) {
 	if text, _ := Text([]byte("Content-Type: text/plain\r\n\r\nSee you at the café\r\n")); text != "See you at the café\n" {
 		t.Fatalf("UTF-8 text naming no charset: %q", text)
 	}
+	empty := "Content-Type: multipart/alternative; boundary=B\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\n \r\n" +
+		"--B\r\nContent-Type: text/html\r\n\r\n<p>the real message</p>\r\n--B--\r\n"
+	if text, _ := Text([]byte(empty)); text != "the real message" {
+		t.Fatalf("an empty plain part beside an HTML one: %q", text)
+	}
 	if text, note := Text([]byte("Content-Type: image/png\r\n\r\nAAAA")); text != "" || !strings.Contains(note, "no plain text") {
 		t.Fatalf("no text at all: %q, note %q", text, note)
 	}
