@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"buddi/core/redact"
+	"buddi/internal/readable"
 	"buddi/plugins/memory"
 	"buddi/surfaces/dashboard"
 )
 
 // memoryPage serves the dashboard's Memory page from the memory plugin's store, every text
-// scrubbed of stored secrets on its way out (seed 004's redaction rule).
+// scrubbed of stored secrets on its way out (seed 004's redaction rule), and a note's text and
+// a preference's value with each character no reader could see shown as a mark, so the owner
+// reads all that later runs will.
 type memoryPage struct {
 	store *memory.Store
 	scrub *redact.Live // nil scrubs nothing (no vault)
@@ -35,12 +38,12 @@ func (m memoryPage) clock() time.Time {
 }
 
 func (m memoryPage) note(n memory.Note) dashboard.MemoryNote {
-	return dashboard.MemoryNote{ID: n.ID, Agent: n.Agent, Text: m.clean(n.Text), Scope: n.Scope, ConversationID: n.ConversationID,
+	return dashboard.MemoryNote{ID: n.ID, Agent: n.Agent, Text: readable.Reveal(m.clean(n.Text)), Scope: n.Scope, ConversationID: n.ConversationID,
 		RunID: n.RunID, CreatedAt: n.CreatedAt, ExpiresAt: n.ExpiresAt, DeletedAt: n.DeletedAt, DeletedBy: n.DeletedBy}
 }
 
 func (m memoryPage) preference(p memory.Preference) dashboard.MemoryPreference {
-	return dashboard.MemoryPreference{ID: p.ID, Key: m.clean(p.Key), Value: m.clean(p.Value), Revision: p.Revision, Author: p.Author,
+	return dashboard.MemoryPreference{ID: p.ID, Key: m.clean(p.Key), Value: readable.Reveal(m.clean(p.Value)), Revision: p.Revision, Author: p.Author,
 		ConversationID: p.ConversationID, CreatedAt: p.CreatedAt, SupersededAt: p.SupersededAt}
 }
 

@@ -306,6 +306,10 @@ func TestBoundsAreToldInOneSentence(t *testing.T) {
 		{"memory.recall", map[string]any{"query": "x", "limit": 500}, ""},
 		{"memory.prefer", map[string]any{"key": strings.Repeat("k", 101), "value": "v"}, ""},
 		{"memory.forget", map[string]any{"id": 12345}, "no such note of yours"},
+		// A note that would carry text the owner cannot read on the Memory page (tag characters
+		// spelling an instruction for a later run, a zero-width space) is refused.
+		{"memory.remember", map[string]any{"text": "The owner likes tea.\U000E0061\U000E006C\U000E0077"}, "no reader can see (U+E0061)"},
+		{"memory.prefer", map[string]any{"key": "drink", "value": "tea\u200b"}, "no reader can see (U+200B)"},
 	}
 	for _, c := range cases {
 		res := b.call(t, "concierge", "c1", c.tool, c.args)

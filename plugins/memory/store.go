@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"buddi/internal/readable"
 )
 
 // The bounds of what is kept and asked, in bytes (counts for MaxRecall).
@@ -118,8 +120,8 @@ type Store struct {
 // NewStore returns the store over pool, whose database has the memory schema.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// CleanText trims text and checks it is text at all, within max bytes; what names the field
-// in the error.
+// CleanText trims text and checks it is text at all, within max bytes, with no character a
+// reader cannot see (readable.Hidden); what names the field in the error.
 func CleanText(what, text string, max int) (string, error) {
 	text = strings.TrimSpace(text)
 	switch {
@@ -129,6 +131,12 @@ func CleanText(what, text string, max int) (string, error) {
 		return "", invalid("memory: the %s is not valid text (UTF-8 without NUL bytes)", what)
 	case len(text) > max:
 		return "", invalid("memory: the %s is %d bytes, more than the %d kept: make it shorter", what, len(text), max)
+	}
+	rs := []rune(text)
+	for i := range rs {
+		if readable.Hidden(rs, i) { // what is kept is read by the owner, and by later runs
+			return "", invalid("memory: the %s has a character no reader can see (%U) in it: leave it out, since the owner reads what is kept", what, rs[i])
+		}
 	}
 	return text, nil
 }
