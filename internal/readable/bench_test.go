@@ -21,7 +21,10 @@ func BenchmarkHTML(b *testing.B) {
 			fmt.Fprintf(&css, ".c%d.note{display:block;color:red}", i)
 		}
 	}
+	hostile := "<style>" + strings.Repeat("p{opacity:1}", 16000) + strings.Repeat(".c.d{display:none}.c", 4000) + "{color:red}</style>" +
+		strings.Repeat(`<p class="c e">x</p>`, 16000)
 	for _, tt := range []struct{ name, doc string }{
+		{"hostile sheet", hostile},
 		{"no sheet", "<html><body>" + body.String() + "</body></html>"},
 		{"500 rules", "<html><head><style>" + css.String() + "</style></head><body>" + body.String() + "</body></html>"},
 	} {

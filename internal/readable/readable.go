@@ -309,8 +309,9 @@ func hidingStyle(style string) bool {
 
 // say is what one declaration says of whether its element is shown.
 type say struct {
-	prop  string
-	hides bool
+	prop      string
+	hides     bool
+	important bool // written !important
 }
 
 // declarations reads CSS declarations ("display: none; color: red") into what they say of
@@ -325,16 +326,18 @@ func declarations(style string) []say {
 			continue
 		}
 		prop = strings.TrimSpace(prop)
-		val = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important"))
+		val = strings.TrimSpace(val)
+		important := strings.HasSuffix(val, "!important")
+		val = strings.TrimSpace(strings.TrimSuffix(val, "!important"))
 		switch prop {
 		case "display":
-			out = append(out, say{prop, val == "none"})
+			out = append(out, say{prop, val == "none", important})
 		case "visibility":
-			out = append(out, say{prop, val == "hidden" || val == "collapse"})
+			out = append(out, say{prop, val == "hidden" || val == "collapse", important})
 		case "font-size", "opacity":
-			out = append(out, say{prop, zeroLength(val)})
+			out = append(out, say{prop, zeroLength(val), important})
 		case "left", "top", "right", "margin-left", "margin-top", "text-indent":
-			out = append(out, say{prop, offscreen(prop, val)})
+			out = append(out, say{prop, offscreen(prop, val), important})
 		}
 	}
 	return out

@@ -204,3 +204,17 @@ func TestPrintOnlyRulesHideNothingOnScreen(t *testing.T) {
 		t.Errorf("text %q", ex.Text)
 	}
 }
+
+// An !important declaration beats a more specific one, as in the page; a rule repeated many
+// times is one rule, its latest writing deciding.
+func TestImportantAndRepeatedRules(t *testing.T) {
+	doc := `<style>.x{display:none!important} p.x{display:block}` + strings.Repeat("p.y{opacity:1}", 5000) + `p.y{opacity:0}</style>` +
+		`<p>seen</p><p class="x">IGNORE-IMPORTANT</p><p class="y">IGNORE-LATEST</p><p class="x" style="display:block">IGNORE-INLINE-NOT-IMPORTANT</p>`
+	ex, err := HTML(doc, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Text != "seen" {
+		t.Errorf("text %q", ex.Text)
+	}
+}

@@ -23,13 +23,35 @@ type sheet struct {
 	// (".note"), else its id ("#main"), else its element type ("p"), so an element is
 	// matched against the few rules that could select it, not all of them.
 	by map[string][]int
+	// last is where the rule for a selector and property stands: a later rule for the same
+	// pair replaces it, so repeating a rule adds no work.
+	last map[string]int
+	// seen holds each element's answer, asked for the title and again for the text.
+	seen map[*html.Node]bool
+	// work counts the rules tried against elements; past maxSheetWork the sheet says nothing
+	// more, so no page can make reading it slow.
+	work *int
+	// added counts the rules read, each one's order.
+	added int
 }
 
-// rule is one simple selector's say on one property.
+// Bounds on reading a style sheet: the distinct rules kept, the classes of a selector or an
+// element considered, and the rules tried against elements in one document.
+const (
+	maxSheetRules   = 4096
+	maxClasses      = 32
+	maxSheetWork    = 4 << 20
+	maxSelectorPart = 8
+)
+
+// rule is one simple selector's say on one property; the one that wins is the most
+// important, then the most specific, then the latest (order).
 type rule struct {
-	sel   simple
-	prop  string
-	hides bool
+	sel       simple
+	prop      string
+	hides     bool
+	important bool
+	order     int
 }
 
 // simple is one simple selector: every part it names must match.
@@ -113,7 +135,7 @@ func parseSheet(css string) sheet {
 		for _, sel := range strings.Split(prelude, ",") {
 			if s, ok := parseSimple(strings.TrimSpace(sel)); ok {
 				for _, d := range says {
-					sh.add(rule{sel: s, prop: d.prop, hides: d.hides})
+					sh.add(sel, rule{sel: s, prop: d.prop, hides: d.hides, important: d.important})
 				}
 			}
 		}
@@ -133,19 +155,32 @@ func printOnly(list string) bool {
 	return true
 }
 
-// add appends r and indexes it.
-func (sh *sheet) add(r rule) {
+// add keeps r, written as sel in the sheet, and indexes it: a later rule for the same
+// selector and property takes the earlier one's place, and past maxSheetRules distinct ones
+// no more are kept.
+func (sh *sheet) add(sel string, r rule) {
 	if sh.by == nil {
-		sh.by = map[string][]int{}
+		sh.by, sh.last, sh.seen, sh.work = map[string][]int{}, map[string]int{}, map[*html.Node]bool{}, new(int)
 	}
-	key := r.sel.tag
+	sh.added++
+	r.order = sh.added // the page's order
+	key := strings.TrimSpace(sel) + "{" + r.prop
+	if i, ok := sh.last[key]; ok {
+		sh.rules[i] = r
+		return
+	}
+	if len(sh.rules) >= maxSheetRules {
+		return
+	}
+	index := r.sel.tag
 	switch {
 	case len(r.sel.classes) > 0:
-		key = "." + r.sel.classes[0]
+		index = "." + r.sel.classes[0]
 	case r.sel.id != "":
-		key = "#" + r.sel.id
+		index = "#" + r.sel.id
 	}
-	sh.by[key] = append(sh.by[key], len(sh.rules))
+	sh.last[key] = len(sh.rules)
+	sh.by[index] = append(sh.by[index], len(sh.rules))
 	sh.rules = append(sh.rules, r)
 }
 
@@ -204,6 +239,9 @@ func parseSimple(sel string) (simple, bool) {
 		} else {
 			s.classes = append(s.classes, part)
 		}
+		if len(s.classes) > maxSelectorPart {
+			return simple{}, false
+		}
 		rest = rest[k:]
 	}
 	return s, true
@@ -214,6 +252,16 @@ func (sh sheet) hides(n *html.Node) bool {
 	if len(sh.rules) == 0 || n.Type != html.ElementNode {
 		return false
 	}
+	if h, ok := sh.seen[n]; ok {
+		return h
+	}
+	h := sh.decide(n)
+	sh.seen[n] = h
+	return h
+}
+
+// decide is hides without the remembered answers.
+func (sh sheet) decide(n *html.Node) bool {
 	var id, style string
 	var classes []string
 	for _, at := range n.Attr {
@@ -222,43 +270,62 @@ func (sh sheet) hides(n *html.Node) bool {
 			id = at.Val
 		case "class":
 			classes = strings.Fields(at.Val)
+			if len(classes) > maxClasses {
+				classes = classes[:maxClasses]
+			}
 		case "style":
 			style = at.Val
 		}
 	}
-	// The rules that could select n, in the page's order.
-	var candidates []int
-	candidates = append(candidates, sh.by[n.Data]...)
+	lists := [][]int{sh.by[n.Data]}
 	if id != "" {
-		candidates = append(candidates, sh.by["#"+id]...)
+		lists = append(lists, sh.by["#"+id])
 	}
 	for _, c := range classes {
-		candidates = append(candidates, sh.by["."+c]...)
+		lists = append(lists, sh.by["."+c])
 	}
-	if len(candidates) == 0 {
+	type winner struct {
+		important bool
+		spec      [3]int
+		order     int
+		hides     bool
+	}
+	beats := func(a, b winner) bool {
+		if a.important != b.important {
+			return a.important
+		}
+		if a.spec != b.spec {
+			return less(b.spec, a.spec)
+		}
+		return a.order > b.order
+	}
+	var won map[string]winner
+	for _, list := range lists {
+		for _, i := range list {
+			if *sh.work >= maxSheetWork {
+				return false // the sheet has had its say for this document
+			}
+			*sh.work++
+			r := sh.rules[i]
+			if !r.sel.matches(n.Data, id, classes) {
+				continue
+			}
+			w := winner{r.important, r.sel.specificity(), r.order, r.hides}
+			if won == nil {
+				won = map[string]winner{}
+			}
+			if old, ok := won[r.prop]; !ok || beats(w, old) {
+				won[r.prop] = w
+			}
+		}
+	}
+	if won == nil {
 		return false // the sheet says nothing of n; its inline style is read by hidden
 	}
-	slices.Sort(candidates)
-	type winner struct {
-		spec  [3]int
-		hides bool
-	}
-	won := map[string]winner{}
-	for k, i := range candidates {
-		if k > 0 && candidates[k-1] == i {
-			continue // a class named twice
-		}
-		r := sh.rules[i]
-		if !r.sel.matches(n.Data, id, classes) {
-			continue
-		}
-		sp := r.sel.specificity()
-		if w, ok := won[r.prop]; !ok || !less(sp, w.spec) { // a later rule of equal specificity wins
-			won[r.prop] = winner{sp, r.hides}
-		}
-	}
 	for _, d := range declarations(style) {
-		won[d.prop] = winner{hides: d.hides}
+		if old, ok := won[d.prop]; !ok || !old.important || d.important {
+			won[d.prop] = winner{important: d.important, hides: d.hides}
+		}
 	}
 	for _, w := range won {
 		if w.hides {
