@@ -395,6 +395,7 @@ func cleanOnce(s string) string {
 		switch {
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
+		case r == '\r' && i+1 < len(rs) && rs[i+1] == '\n': // a CRLF line end is a line end
 		case Hidden(rs, i):
 		case unicode.IsSpace(r):
 			b.WriteByte(' ')
@@ -455,7 +456,11 @@ func Hidden(rs []rune, i int) bool {
 		return true
 	case r == 0x200C || r == 0x200D:
 		return !joins(rs, i)
-	case unicode.Is(unicode.Cf, r):
+	case r >= 0xE0020 && r <= 0xE007F:
+		return !inFlag(rs, i)
+	case r == 0x180E: // the Mongolian vowel separator, between Mongolian letters
+		return i == 0 || i+1 >= len(rs) || !unicode.Is(unicode.Mongolian, rs[i-1]) || !unicode.Is(unicode.Mongolian, rs[i+1])
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
 		return true
 	case selector(r):
 		if i == 0 {
@@ -484,26 +489,77 @@ func selector(r rune) bool {
 	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF || r >= 0x180B && r <= 0x180D || r == 0x180F
 }
 
+// joiningScripts are the scripts whose writing uses the zero-width joiner and non-joiner to
+// shape its letters: Arabic and its kin, Mongolian, and the Brahmic scripts of South and
+// Southeast Asia. Elsewhere (Latin, Cyrillic, Greek, Han, Hangul…) they change nothing a
+// reader sees, and could only carry text unseen.
+var joiningScripts = []*unicode.RangeTable{
+	unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mandaic, unicode.Mongolian,
+	unicode.Devanagari, unicode.Bengali, unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya,
+	unicode.Tamil, unicode.Telugu, unicode.Kannada, unicode.Malayalam, unicode.Sinhala,
+	unicode.Myanmar, unicode.Khmer, unicode.Tibetan, unicode.Thaana,
+}
+
 // joins reports whether the zero-width joiner or non-joiner at rs[i] stands where writing uses
-// one: between two letters or marks, one of them outside Latin (Persian, Arabic and the Indic
-// scripts shape their letters with them), or, for a joiner, between two emoji (a family, a
-// flag with a rainbow).
+// one: between two letters or marks, one of them of a script that shapes with it (Persian,
+// Arabic, the Indic scripts), or after such a script's virama at the end of a syllable, or,
+// for a joiner, between two emoji (a family, a flag with a rainbow, a head shaking).
 func joins(rs []rune, i int) bool {
-	if i == 0 || i+1 >= len(rs) {
+	if i == 0 {
 		return false
 	}
-	p, n := rs[i-1], rs[i+1]
+	p := rs[i-1]
 	// Neither neighbour may itself be hidden, and none of these ever is (a selector or a
 	// filler is no letter here), so the test does not go round in a circle.
 	letter := func(r rune) bool { return (unicode.IsLetter(r) || unicode.IsMark(r)) && !selector(r) && !filler(r) }
-	shaped := func(r rune) bool { // a script of its own: not Latin, and not shared by all
-		return !unicode.In(r, unicode.Latin, unicode.Common, unicode.Inherited)
+	shaped := func(r rune) bool { return unicode.In(r, joiningScripts...) }
+	if unicode.Is(unicode.Mn, p) && shaped(p) && (i+1 >= len(rs) || !letter(rs[i+1]) || shaped(rs[i+1])) {
+		return true // after a virama: a half form, a chillu
 	}
+	if i+1 >= len(rs) {
+		return false
+	}
+	n := rs[i+1]
 	if letter(p) && letter(n) && (shaped(p) || shaped(n)) {
 		return true
 	}
-	emoji := func(r rune) bool { return unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) }
+	emoji := func(r rune) bool {
+		return unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) || r >= 0x2190 && r <= 0x21FF
+	}
 	return rs[i] == 0x200D && (emoji(p) || p == 0xFE0F && !Hidden(rs, i-1)) && emoji(n)
+}
+
+// flagTags are the tag sequences of the three flags Unicode recommends (England, Scotland,
+// Wales), each after a black flag and ended by the cancel tag.
+var flagTags = []string{"gbeng", "gbsct", "gbwls"}
+
+// inFlag reports whether the tag character at rs[i] is part of one of those flags: any other
+// run of tag characters spells text no reader sees.
+func inFlag(rs []rune, i int) bool {
+	start := i
+	for start > 0 && rs[start-1] >= 0xE0020 && rs[start-1] <= 0xE007F {
+		start--
+	}
+	if start == 0 || rs[start-1] != 0x1F3F4 {
+		return false
+	}
+	for _, tag := range flagTags {
+		end := start + len(tag)
+		if end >= len(rs) || rs[end] != 0xE007F || i > end {
+			continue
+		}
+		match := true
+		for k, c := range tag {
+			if rs[start+k] != 0xE0000+c {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }
 
 // Collapse makes every run of white space one space and trims the ends.

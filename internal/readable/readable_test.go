@@ -91,7 +91,15 @@ func TestRevealMarksWhatAReaderCannotSee(t *testing.T) {
 		{"e\u0301\u200Cx", "e\u0301‹U+200C›x"},
 		{"\u200Dedge\u200C", "‹U+200D›edge‹U+200C›"},
 		{"bell\x07nul\x00", "bell‹U+0007›nul‹U+0000›"},
+		{"при\u200dвет 中\u200d文\u200c字 안\u200c녕", "при‹U+200D›вет 中‹U+200D›文‹U+200C›字 안‹U+200C›녕"},
+		{"a\u2065b\U000E0200c\uFFF0d", "a‹U+2065›b‹U+E0200›c‹U+FFF0›d"},
+		{"🏴\U000E0068\U000E0069\U000E007F flag-shaped", "🏴‹U+E0068›‹U+E0069›‹U+E007F› flag-shaped"},
+		{"🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E0074\U000E007F", "🏴‹U+E0067›‹U+E0062›‹U+E0073›‹U+E0063›‹U+E0074›‹U+E0074›‹U+E007F›"},
 		// Writing that uses invisible characters keeps them.
+		{"🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F Scotland", "🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F Scotland"},
+		{"🙂\u200D↔\uFE0F", "🙂\u200D↔\uFE0F"},
+		{"ഫോണ്\u200D വിളി", "ഫോണ്\u200D വിളി"},
+		{"ᠬᠠᠷ\u180Eᠠ", "ᠬᠠᠷ\u180Eᠠ"},
 		{"👨\u200D👩\u200D👧 family", "👨\u200D👩\u200D👧 family"},
 		{"❤\uFE0F\u200D🔥 and 👍🏽", "❤\uFE0F\u200D🔥 and 👍🏽"},
 		{"می\u200Cخواهم", "می\u200Cخواهم"},
@@ -123,6 +131,7 @@ func TestCleanTakesOutWhatIsHidden(t *testing.T) {
 		"می\u200Cخواهم":                           "می\u200Cخواهم",
 		"a\u00A0b\u2003c":                         "a b c",
 		"bad\xffbyte":                             "badbyte",
+		"one\r\ntwo\r":                            "one\ntwo",
 	} {
 		if got := Clean(in); got != want {
 			t.Errorf("Clean(%+q) = %+q, want %+q", in, got, want)
