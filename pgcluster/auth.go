@@ -20,6 +20,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"buddi/internal/securefile"
 )
 
 // Owner is the role initdb creates: the cluster's superuser, which owns buddi's database and
@@ -99,9 +101,9 @@ func (c *Cluster) passwords() (owner, app string, err error) {
 }
 
 // readOrCreatePassword returns the password in the file at path, creating the file (32 random
-// bytes as unpadded base64url, mode 0600) when it does not exist. The password is written whole
-// to a file of its own, synced, and linked into place, which fails when path exists: two
-// processes racing agree on the winner's, and no reader sees the file before it holds it.
+// bytes as unpadded base64url, mode 0600) when it does not exist. The file is published whole
+// (internal/securefile), which fails when path exists: two processes racing agree on the
+// winner's, and no reader sees the file before it holds the password.
 func readOrCreatePassword(path string) (string, error) {
 	for range 3 {
 		pw, err := readPassword(path)
@@ -113,29 +115,12 @@ func readOrCreatePassword(path string) (string, error) {
 			return "", fmt.Errorf("make a database password: %w", err)
 		}
 		pw = base64.RawURLEncoding.EncodeToString(raw)
-		var suffix [8]byte
-		_, _ = rand.Read(suffix[:])
-		tmp := fmt.Sprintf("%s.%x.new", path, suffix)
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return "", fmt.Errorf("create the database password file %s: %w (check that BUDDI_HOME is writable)", path, err)
-		}
-		_, werr := f.WriteString(pw + "\n")
-		if werr == nil {
-			werr = f.Sync()
-		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Link(tmp, path)
-		}
-		os.Remove(tmp)
-		if errors.Is(werr, os.ErrExist) {
+		err = securefile.Create(path, []byte(pw+"\n"))
+		if errors.Is(err, os.ErrExist) {
 			continue // another process made it: read theirs
 		}
-		if werr != nil {
-			return "", fmt.Errorf("write the database password file %s: %w (check that BUDDI_HOME is writable)", path, werr)
+		if err != nil {
+			return "", fmt.Errorf("write the database password file %s: %w (check that BUDDI_HOME is writable)", path, err)
 		}
 		return pw, nil
 	}

@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"buddi/internal/securefile"
 )
 
 // FileName is the key file's name inside the data directory.
@@ -93,9 +95,9 @@ func Load(home string) (Key, error) {
 
 // ReadOrCreate returns the secret in the file at path, creating it with n random bytes (kept
 // as base64 text, mode 0600) when it does not exist. Two processes racing to create it agree:
-// each writes its secret whole to a file of its own, synced, and links it into place, which
-// fails when path already exists; the loser reads the winner's. A reader therefore never sees
-// the file before it holds the whole secret. The file must be a regular file of this account,
+// each publishes its secret whole (internal/securefile), which fails when path already
+// exists; the loser reads the winner's. A reader therefore never sees the file before it
+// holds the whole secret. The file must be a regular file of this account,
 // readable by no one else, and not a link.
 func ReadOrCreate(path string, n int) ([]byte, error) {
 	for range 3 {
@@ -110,12 +112,7 @@ func ReadOrCreate(path string, n int) ([]byte, error) {
 		if _, err := rand.Read(b); err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
-		tmp, err := writeTemp(path, b)
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w (check that BUDDI_HOME is writable)", path, err)
-		}
-		err = os.Link(tmp, path)
-		os.Remove(tmp)
+		err = securefile.Create(path, []byte(base64.StdEncoding.EncodeToString(b)+"\n"))
 		if errors.Is(err, os.ErrExist) {
 			continue // another process made it: read theirs
 		}
@@ -127,26 +124,6 @@ func ReadOrCreate(path string, n int) ([]byte, error) {
 	return nil, fmt.Errorf("read %s: it keeps appearing and disappearing", path)
 }
 
-// writeTemp writes b as base64 text to a new file beside path (mode 0600), synced, and
-// returns its name. The caller renames or links it into place and removes it.
-func writeTemp(path string, b []byte) (string, error) {
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	tmp := fmt.Sprintf("%s.%x.new", path, suffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, werr := f.WriteString(base64.StdEncoding.EncodeToString(b) + "\n")
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
-}
-
 // Renew replaces the secret in the file at path with n new random bytes (written to a
 // temporary file, synced, then renamed over it, so a reader sees the old secret or the new
 // one, never half of either) and returns them.
@@ -155,7 +132,7 @@ func Renew(path string, n int) ([]byte, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("renew %s: %w", path, err)
 	}
-	tmp, err := writeTemp(path, b)
+	tmp, err := securefile.Temp(path, []byte(base64.StdEncoding.EncodeToString(b)+"\n"))
 	if err != nil {
 		return nil, fmt.Errorf("renew %s: %w (check that BUDDI_HOME is writable)", path, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"buddi/internal/securefile"
 )
 
 // KeyUser is the keychain entry, under the service, that holds the vault key. It is not a
@@ -238,36 +240,14 @@ func CreateKey(o KeyOptions) (Key, error) {
 }
 
 // writeKeyFile creates path (never replacing one) holding value, mode 0600, durably. The key
-// is written whole to a file of its own, synced, and linked into place, so nobody reads the
-// key file before it holds the key and a crash leaves no half-written one.
+// is published whole (internal/securefile), so nobody reads the key file before it holds the
+// key and a crash leaves no half-written one.
 func writeKeyFile(path, value string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("vault: create the key file's directory %s: %w", dir, err)
 	}
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	tmp := fmt.Sprintf("%s.%x.new", path, suffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("vault: create the key file %s: %w", path, err)
-	}
-	defer os.Remove(tmp)
-	err = f.Chmod(0o600) // the umask may have taken bits; 0600 is what is meant
-	if err == nil {
-		_, err = f.WriteString(value + "\n")
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("vault: write the key file %s: %w", path, err)
-	}
-	err = os.Link(tmp, path)
-	os.Remove(tmp)
+	err := securefile.Create(path, []byte(value+"\n"))
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("vault: the key file %s exists already; buddi never replaces a key (move it away only if no vault is sealed with it): %w", path, err)
 	}
