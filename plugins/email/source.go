@@ -18,6 +18,7 @@ import (
 	"github.com/emersion/go-message/charset" // the charsets mail is written in, beyond UTF-8 and ASCII
 	"github.com/emersion/go-message/mail"
 	"github.com/jackc/pgx/v5"
+	htmlcharset "golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding/charmap"
 
 	"buddi/internal/readable"
@@ -292,6 +293,15 @@ func Text(raw []byte) (string, string) {
 			}
 			if media == "text/html" && html == nil {
 				html, _ = io.ReadAll(io.LimitReader(part.Body, maxHTML))
+				html = wholeRunes(html)
+				if params["charset"] == "" && !utf8.Valid(html) {
+					// No charset on the part: the document's own <meta> names it, as a browser reads it.
+					if enc, _, _ := htmlcharset.DetermineEncoding(html, "text/html"); enc != nil {
+						if b, err := enc.NewDecoder().Bytes(html); err == nil {
+							html = b
+						}
+					}
+				}
 				htmlAt = len(skipped)
 			}
 			skipped = append(skipped, HeaderLine(media))
@@ -326,10 +336,27 @@ func Text(raw []byte) (string, string) {
 // can be many times its text.
 const maxHTML = 4 << 20
 
+// wholeRunes is b without a UTF-8 character cut short at its end (where a bound cut it), so
+// that what is cut is not mistaken for text in another charset.
+func wholeRunes(b []byte) []byte {
+	for k := 1; k <= 3 && k <= len(b); k++ {
+		if r := b[len(b)-k]; r < 0x80 {
+			return b // ASCII: nothing cut
+		} else if utf8.RuneStart(r) {
+			if !utf8.FullRune(b[len(b)-k:]) {
+				return b[:len(b)-k]
+			}
+			return b
+		}
+	}
+	return b
+}
+
 // plainText is a plain part's text with its line ends made LF and what no reader can see
 // taken out. A part that names no charset and is not UTF-8 is read as Windows-1252, as mail
 // programs read the 8-bit Western mail that names none, rather than losing its accented letters.
 func plainText(body []byte, undeclared bool) string {
+	body = wholeRunes(body)
 	if undeclared && !utf8.Valid(body) {
 		if b, err := charmap.Windows1252.NewDecoder().Bytes(body); err == nil {
 			body = b

@@ -164,6 +164,14 @@ func TestTextOfAMessage(t *testing.T) {
 	if text, _ := Text([]byte("Content-Type: text/plain\r\n\r\nSee you at the café\r\n")); text != "See you at the café\n" {
 		t.Fatalf("UTF-8 text naming no charset: %q", text)
 	}
+	long := strings.Repeat("Grüße aus Köln. ", 1100) // cut by the bound inside a character
+	if text, _ := Text([]byte("Content-Type: text/plain\r\n\r\n" + long)); !strings.HasPrefix(text, "Grüße aus Köln.") || len(text) > MaxTriageText+1 {
+		t.Fatalf("long UTF-8 text naming no charset: %q…", text[:40])
+	}
+	meta := "Content-Type: text/html\r\n\r\n<html><head><meta charset=\"windows-1252\"></head><body><p>Gr\xfc\xdfe aus K\xf6ln</p></body></html>"
+	if text, _ := Text([]byte(meta)); text != "Grüße aus Köln" {
+		t.Fatalf("HTML naming its charset in <meta> only: %q", text)
+	}
 	empty := "Content-Type: multipart/alternative; boundary=B\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\n \r\n" +
 		"--B\r\nContent-Type: text/html\r\n\r\n<p>the real message</p>\r\n--B--\r\n"
 	if text, _ := Text([]byte(empty)); text != "the real message" {
