@@ -199,17 +199,20 @@ func TestTheStyleSheetCascades(t *testing.T) {
 	}
 }
 
-// What a page hides only when printed is read; a media query written without a space after
-// @media is read as any other.
+// A page is read as a desk's screen shows it: what it hides only when printed, or only on a
+// narrow screen (the mobile rules of a responsive mail), is read; what it hides on a wide
+// screen is not. A media query written without a space after @media is read as any other.
 func TestPrintOnlyRulesHideNothingOnScreen(t *testing.T) {
-	doc := `<style>@media print { .screen { display: none } } @media(max-width:600px){.wide{display:none}}
+	doc := `<style>@media print { .screen { display: none } } @media(min-width:600px){.wide{display:none}}
+@media only screen and (max-width:600px) { .hide-mobile { display: none !important } }
+@media screen and (min-width: 40em), print { .big { visibility: hidden } }
 @media not print { .paper { display: none } }</style>
-<p class="screen">on screen</p><p class="wide">IGNORE-WIDE</p><p class="paper">IGNORE-PAPER</p>`
+<p class="screen">on screen</p><p class="hide-mobile">on a desk</p><p class="wide">IGNORE-WIDE</p><p class="big">IGNORE-BIG</p><p class="paper">IGNORE-PAPER</p>`
 	ex, err := HTML(doc, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Text != "on screen" {
+	if ex.Text != "on screen\n\non a desk" {
 		t.Errorf("text %q", ex.Text)
 	}
 }

@@ -110,8 +110,8 @@ func parseSheet(css string) sheet {
 				name = query[:k]
 			}
 			switch {
-			case name == "media" && printOnly(query[len(name):]):
-				// What a page hides when printed is shown on the screen.
+			case name == "media" && !onDesktop(query[len(name):]):
+				// Rules for print or for a narrow screen: not what a reader at a desk sees.
 			case name == "media", name == "supports", name == "layer", name == "container":
 				continue // its rules follow, read as any other
 			}
@@ -143,16 +143,42 @@ func parseSheet(css string) sheet {
 	return sh
 }
 
-// printOnly reports whether a media query list applies only to print: every query in it
-// names print (and none says not print).
-func printOnly(list string) bool {
+// desktopWidth is the width of the screen a page is read as shown on, in CSS pixels.
+const desktopWidth = 1280
+
+// widthFeature matches a width condition of a media query: (max-width: 600px), (min-width:40em).
+var widthFeature = regexp.MustCompile(`\(\s*(min|max)-(?:device-)?width\s*:\s*([0-9.]+)\s*(px|em|rem)?\s*\)`)
+
+// onDesktop reports whether a media query list applies to a screen desktopWidth pixels wide:
+// some query in it does not name print alone and has no width condition that excludes that
+// width. A query written with not, or with conditions this does not read, is taken to apply.
+func onDesktop(list string) bool {
 	for _, q := range strings.Split(list, ",") {
 		words := strings.Fields(strings.NewReplacer("(", " (", ")", ") ").Replace(q))
-		if !slices.Contains(words, "print") || slices.Contains(words, "not") {
-			return false
+		if slices.Contains(words, "not") {
+			return true
+		}
+		if slices.Contains(words, "print") {
+			continue
+		}
+		applies := true
+		for _, m := range widthFeature.FindAllStringSubmatch(q, -1) {
+			px, err := strconv.ParseFloat(m[2], 64)
+			if err != nil {
+				continue
+			}
+			if m[3] == "em" || m[3] == "rem" {
+				px *= 16
+			}
+			if m[1] == "max" && px < desktopWidth || m[1] == "min" && px > desktopWidth {
+				applies = false
+			}
+		}
+		if applies {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // add keeps r, written as sel in the sheet, and indexes it: a later rule for the same
