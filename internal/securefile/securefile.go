@@ -42,7 +42,17 @@ func Temp(path string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = f.Chmod(0o600) // the umask may have taken bits; 0600 is what is meant
+	if err := finish(f, data); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// finish makes f mode 0600 (the umask may have taken bits), writes data to it, syncs and
+// closes it.
+func finish(f *os.File, data []byte) error {
+	err := f.Chmod(0o600)
 	if err == nil {
 		_, err = f.Write(data)
 	}
@@ -52,11 +62,7 @@ func Temp(path string, data []byte) (string, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return err
 }
 
 // createInPlace creates path exclusively and writes data into it; a failed write takes the
@@ -66,15 +72,9 @@ func createInPlace(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := finish(f, data); err != nil {
 		os.Remove(path)
+		return err
 	}
-	return err
+	return nil
 }
