@@ -45,9 +45,7 @@ func (p passphraseFlags) read(env *runEnv, confirm bool) (string, error) {
 			return "", &exitError{code: doctor.ExitUsage, err: errors.New("a passphrase is needed and standard input is not a terminal: pass --passphrase-stdin and give it on standard input")}
 		}
 		ask := func(q string) (string, error) {
-			fmt.Fprintf(env.stderr, "%s (not shown): ", q)
-			raw, err := term.ReadPassword(int(os.Stdin.Fd()))
-			fmt.Fprintln(env.stderr)
+			raw, err := readHidden(int(os.Stdin.Fd()), env.stderr, q+" (not shown): ")
 			if err != nil {
 				return "", fmt.Errorf("read the passphrase from the terminal: %w", err)
 			}

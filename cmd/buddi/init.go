@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"buddi/agents"
@@ -87,13 +88,28 @@ func (t *initIO) ask(question, def string) (string, error) {
 
 // secret reads the API key without echo.
 func (t *initIO) secret(question string) (string, error) {
-	fmt.Fprintf(t.out, "%s (not shown): ", question)
-	raw, err := term.ReadPassword(int(t.inFile.Fd()))
-	fmt.Fprintln(t.out)
+	raw, err := readHidden(int(t.inFile.Fd()), t.out, question+" (not shown): ")
 	if err != nil {
 		return "", fmt.Errorf("read the key from the terminal: %w", err)
 	}
 	return strings.TrimSpace(string(raw)), nil
+}
+
+// readHidden asks prompt on out and reads a line from the terminal fd without echo. Echo is
+// off before the prompt shows, so an answer typed or pasted the moment it appears is not
+// echoed either; the terminal is put back as it was.
+func readHidden(fd int, out io.Writer, prompt string) ([]byte, error) {
+	if old, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		quiet := *old
+		quiet.Lflag &^= unix.ECHO
+		if unix.IoctlSetTermios(fd, unix.TCSETS, &quiet) == nil {
+			defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
+		}
+	}
+	fmt.Fprint(out, prompt)
+	raw, err := term.ReadPassword(fd)
+	fmt.Fprintln(out)
+	return raw, err
 }
 
 func (c initCmd) Run(env *runEnv) error {
